@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import * as v from 'valibot';
+import YAML from 'yaml';
+import { HookgateError } from '../kernel/errors.js';
+import { ConfigSchema } from './schema.js';
+import { withDefaults, type HookgateConfig } from './defaults.js';
+
+export const DEFAULT_CONFIG_FILE = 'hookgate.config.yaml';
+export const ENV_PREFIX = 'HOOKGATE_';
+
+export interface LoadConfigOptions {
+  /** Explicit file (`--config`); it must exist. */
+  file?: string;
+  /** Folder searched for hookgate.config.yaml when no file is given; default cwd. */
+  cwd?: string;
+  /** Environment to read HOOKGATE_* overrides from; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Reads the config file (if any), applies `HOOKGATE_*` overrides, validates,
+ * and fills defaults. With no file at all, everything runs on embedded
+ * defaults. Throws CONFIG_UNREADABLE or CONFIG_INVALID with the source, the key
+ * path and what was expected.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): HookgateConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  let source = '(defaults)';
+  let raw: Record<string, unknown> = {};
+  let baseDir = cwd;
+
+  const file = options.file ? path.resolve(cwd, options.file) : path.join(cwd, DEFAULT_CONFIG_FILE);
+  if (options.file || fs.existsSync(file)) {
+    source = options.file ?? DEFAULT_CONFIG_FILE;
+    baseDir = path.dirname(file);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new HookgateError('CONFIG_UNREADABLE', `${source}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
+    }
+    const doc = YAML.parseDocument(text);
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      throw new HookgateError('CONFIG_UNREADABLE', `${source}: invalid YAML at line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
+    }
+    const value = doc.toJS() as unknown;
+    if (value !== null && value !== undefined) {
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        throw new HookgateError('CONFIG_INVALID', `${source}: expected a mapping at the top level, got ${describe(value)}`);
+      }
+      raw = value as Record<string, unknown>;
+    }
+  }
+
+  const fromEnv = new Map<string, string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    const keyPath = envNameToPath(name);
+    setPath(raw, keyPath, value);
+    fromEnv.set(keyPath.join('.'), name);
+  }
+
+  const result = v.safeParse(ConfigSchema, raw);
+  if (!result.success) {
+    const lines = result.issues.map((issue) => {
+      const dot = v.getDotPath(issue) ?? '(top level)';
+      const where = fromEnv.get(dot) ?? source;
+      return `${where}: ${dot}: ${issueText(issue)}`;
+    });
+    throw new HookgateError('CONFIG_INVALID', lines.join('\n'), { details: { source, problems: lines } });
+  }
+  return withDefaults(result.output, baseDir);
+}
+
+/** `HOOKGATE_STORE__SQLITE__PATH` -> store.sqlite.path; single underscores become camelCase. */
+export function envNameToPath(name: string): string[] {
+  return name
+    .slice(ENV_PREFIX.length)
+    .split('__')
+    .map((part) => part.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
+}
+
+function setPath(target: Record<string, unknown>, keyPath: string[], value: unknown): void {
+  let node = target;
+  for (const key of keyPath.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keyPath[keyPath.length - 1]!] = value;
+}
+
+function issueText(issue: v.BaseIssue<unknown>): string {
+  if (issue.type === 'strict_object' || (issue.kind === 'schema' && issue.expected === 'never')) {
+    return 'unknown key';
+  }
+  if (issue.kind === 'validation') return `${issue.message}, got ${issue.received}`;
+  if (issue.expected) return `expected ${issue.expected}, got ${describe(issue.input)}`;
+  return issue.message;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return String(value);
+}

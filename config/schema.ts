@@ -1,0 +1,94 @@
+import * as v from 'valibot';
+
+/** Accepts a number, or a numeric string (as env vars give). */
+const numberLike = v.union([
+  v.number(),
+  v.pipe(
+    v.string(),
+    v.regex(/^-?\d+(\.\d+)?$/, 'expected a number'),
+    v.transform((s) => Number(s)),
+  ),
+]);
+
+/** Accepts a list, or a comma-separated string (as env vars give). */
+const stringList = v.union([
+  v.array(v.string()),
+  v.pipe(
+    v.string(),
+    v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+  ),
+]);
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+
+/** The shape of hookgate.config.yaml. Unknown keys are errors, so typos never pass silently. */
+export const ConfigSchema = v.strictObject({
+  /** Where embedded state lives; default ./.hookgate */
+  dataDir: v.optional(v.string()),
+  log: v.optional(
+    v.strictObject({
+      level: v.optional(v.picklist(LOG_LEVELS)),
+      format: v.optional(v.picklist(['json', 'pretty'])),
+    }),
+  ),
+  store: v.optional(
+    v.strictObject({
+      driver: v.optional(v.picklist(['sqlite', 'memory'])),
+      sqlite: v.optional(v.strictObject({ path: v.optional(v.string()) })),
+    }),
+  ),
+  sandbox: v.optional(v.strictObject({ root: v.optional(v.string()) })),
+  models: v.optional(
+    v.strictObject({
+      openai: v.optional(
+        v.strictObject({
+          baseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
+          /** Name of the env var holding the key (default OPENAI_API_KEY). The key itself never goes in a file. */
+          apiKeyEnv: v.optional(v.string()),
+          model: v.optional(v.string()),
+          timeoutSeconds: v.optional(numberLike),
+        }),
+      ),
+    }),
+  ),
+  webhooks: v.optional(
+    v.strictObject({
+      /** Base for app-relative webhook URLs seen from outside. */
+      publicBaseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
+      /** Base for app-relative webhook URLs inside the deployment (wins over publicBaseUrl). */
+      internalBaseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
+      qstash: v.optional(
+        v.strictObject({
+          url: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
+          /** Env var holding the QStash token (default QSTASH_TOKEN). */
+          tokenEnv: v.optional(v.string()),
+        }),
+      ),
+      signing: v.optional(
+        v.strictObject({
+          /** Env var holding a `whsec_` Standard Webhooks secret. */
+          secretEnv: v.optional(v.string()),
+        }),
+      ),
+    }),
+  ),
+  policies: v.optional(
+    v.strictObject({
+      paths: v.optional(stringList),
+      defaultDecision: v.optional(v.picklist(['allow', 'deny'])),
+      deadlineMs: v.optional(numberLike),
+      maxWorkers: v.optional(numberLike),
+      logRawArgs: v.optional(v.union([v.boolean(), v.pipe(v.picklist(['true', 'false']), v.transform((s) => s === 'true'))])),
+      hotReload: v.optional(v.union([v.boolean(), v.pipe(v.picklist(['true', 'false']), v.transform((s) => s === 'true'))])),
+    }),
+  ),
+  plugins: v.optional(
+    v.strictObject({
+      /** Extra plugin module paths to load. */
+      extra: v.optional(stringList),
+    }),
+  ),
+});
+
+export type ConfigInput = v.InferInput<typeof ConfigSchema>;
+export type ParsedConfig = v.InferOutput<typeof ConfigSchema>;

@@ -1,0 +1,52 @@
+/**
+ * Every error hookgate raises has a stable code listed here, with the category
+ * that tells an operator whose problem it is. Codes never change meaning; new
+ * failures get new codes.
+ */
+export type ErrorCategory = 'user' | 'system' | 'third_party';
+
+export const ERROR_CATALOG = {
+  // kernel and plugins
+  PLUGIN_INVALID_ID: { category: 'user', summary: 'a plugin id is not a kebab-case name' },
+  PLUGIN_DUPLICATE_ID: { category: 'user', summary: 'two plugins share one id' },
+  PLUGIN_MISSING_REQUIREMENT: { category: 'user', summary: 'a plugin requires a token nothing provides' },
+  PLUGIN_CYCLE: { category: 'user', summary: 'plugins require each other in a cycle' },
+  PLUGIN_DUPLICATE_PROVIDER: { category: 'user', summary: 'two plugins provide the same single token' },
+  PLUGIN_UNDECLARED_BINDING: { category: 'system', summary: 'a plugin bound a token it does not list in provides' },
+  PLUGIN_REGISTER_FAILED: { category: 'system', summary: 'a plugin failed while binding its tokens' },
+  PLUGIN_START_FAILED: { category: 'system', summary: 'a plugin failed to start' },
+  PLUGIN_STOP_FAILED: { category: 'system', summary: 'a plugin failed to stop' },
+  KERNEL_FROZEN: { category: 'user', summary: 'the kernel is started; plugins and hooks can no longer be added' },
+  KERNEL_NOT_STARTED: { category: 'user', summary: 'the kernel must be started first' },
+  KERNEL_STOPPED: { category: 'user', summary: 'the kernel was stopped' },
+  TOKEN_NOT_BOUND: { category: 'system', summary: 'nothing is bound to a token' },
+  // configuration
+  CONFIG_INVALID: { category: 'user', summary: 'the configuration does not match its schema' },
+  CONFIG_UNREADABLE: { category: 'user', summary: 'the configuration file cannot be read or parsed' },
+  AGENT_INVALID: { category: 'user', summary: 'an agent definition does not match its schema' },
+  // store
+  STORE_CORRUPT: { category: 'system', summary: 'the database file is not a hookgate database or is damaged' },
+  STORE_SCHEMA_NEWER: { category: 'user', summary: 'the database was written by a newer hookgate' },
+  STORE_NOT_FOUND: { category: 'user', summary: 'a record does not exist' },
+  STORE_CONFLICT: { category: 'user', summary: 'a record is not in the state the change expects' },
+  // runtime
+  OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
+  OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },
+  MODEL_NOT_FOUND: { category: 'user', summary: 'no model provider has this name' },
+  MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },
+  TOOL_NOT_FOUND: { category: 'user', summary: 'the model asked for a tool the agent does not have' },
+  TOOL_FAILED: { category: 'third_party', summary: 'a tool threw' },
+  SANDBOX_ESCAPE: { category: 'user', summary: 'a path leaves the sandbox folder' },
+  AGENT_NOT_FOUND: { category: 'user', summary: 'no agent has this id' },
+  // hooks
+  HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
+  HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
+  WEBHOOK_CONFIG_INVALID: { category: 'user', summary: 'a webhook configuration is invalid' },
+  WEBHOOK_DELIVERY_FAILED: { category: 'third_party', summary: 'a webhook could not be delivered' },
+  CRITICAL_HOOK_DELIVERY: { category: 'third_party', summary: 'a webhook with fallback none failed' },
+  // policies
+  POLICY_INVALID: { category: 'user', summary: 'a policy pack is invalid' },
+  POLICY_EVALUATION_FAILED: { category: 'system', summary: 'a policy could not be evaluated' },
+} as const satisfies Record<string, { category: ErrorCategory; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,253 @@
+import type { ToolCall, ToolResult, Usage } from '../messages.js';
+
+/** The 16 lifecycle hook types of document 000, in its order. */
+export const HOOK_TYPES = [
+  'beforeStep',
+  'afterStep',
+  'onComplete',
+  'onError',
+  'beforeToolCall',
+  'afterToolCall',
+  'onToolCallError',
+  'beforeHumanIntervention',
+  'afterHumanIntervention',
+  'onStopByHumanIntervention',
+  'beforeCompact',
+  'afterCompact',
+  'onCompactError',
+  'beforeCallAgent',
+  'afterCallAgent',
+  'onCallAgentError',
+] as const;
+
+export type HookType = (typeof HOOK_TYPES)[number];
+
+/** Only these types accept a matcher. */
+export const TOOL_HOOK_TYPES: readonly HookType[] = ['beforeToolCall', 'afterToolCall', 'onToolCallError'];
+/** Only these types may be controls (`responseHandling: 'toolCall'`). */
+export const CONTROL_HOOK_TYPES: readonly HookType[] = ['beforeToolCall', 'afterToolCall'];
+
+export function isHookType(value: unknown): value is HookType {
+  return typeof value === 'string' && (HOOK_TYPES as readonly string[]).includes(value);
+}
+
+export type StepKind = 'call_llm' | 'call_tool' | 'request_human_approve' | 'compress_context' | 'call_agent';
+
+export type TerminalReason = 'done' | 'error' | 'interrupted' | 'max_steps' | 'cost_limit';
+
+/** Fields every operation event carries. */
+export interface AgentHookEvent {
+  operationId: string;
+  agentId: string;
+  stepIndex: number;
+  userId?: string;
+  parentOperationId?: string;
+  timestamp: string;
+}
+
+export interface BeforeStepEvent extends AgentHookEvent {
+  stepType: StepKind;
+}
+
+export interface AfterStepEvent extends AgentHookEvent {
+  stepType: StepKind;
+  content?: string;
+  toolCalls?: ToolCall[];
+  toolResults?: Array<{ toolCallId: string; identifier: string; apiName: string; result: ToolResult }>;
+  /** This step's usage. */
+  usage: Usage;
+  /** Usage of the whole operation so far. */
+  totalUsage: Usage;
+}
+
+export interface OnCompleteEvent extends AgentHookEvent {
+  reason: TerminalReason;
+  status: 'done' | 'error' | 'interrupted';
+  totalUsage: Usage;
+  stepCount: number;
+  /** The last assistant text, when there is one. */
+  finalText?: string;
+  /** In-process only: the full final state. Never serialized into webhook payloads. */
+  finalState?: unknown;
+}
+
+export interface OnErrorEvent extends AgentHookEvent {
+  errorMessage: string;
+  errorDetail?: unknown;
+  errorType?: string;
+  errorCode?: string;
+}
+
+/** The shared tool context (`buildToolCallHookContext`). */
+export interface ToolCallHookContext {
+  toolCallId: string;
+  assistantMessageId: string;
+  identifier: string;
+  apiName: string;
+  args: Record<string, unknown>;
+  callIndex: number;
+  stepIndex: number;
+  operationId: string;
+  executor: 'server' | 'client';
+  agentId?: string;
+  topicId?: string;
+  sessionId?: string;
+  threadId?: string;
+  groupId?: string;
+  taskId?: string;
+  workspaceId?: string;
+  documentId?: string;
+  sourceMessageId?: string;
+  toolMessageId?: string;
+  parentOperationId?: string;
+  userId?: string;
+  toolSource?: string;
+  executionTarget?: string;
+  activeDeviceId?: string;
+  timestamp: string;
+}
+
+/** What a local mock supplies instead of running the tool. */
+export type MockResult = Partial<ToolResult> & { content: string };
+
+/** The observation payload (what webhooks see): no `mock`. */
+export type BeforeToolCallObservationEvent = ToolCallHookContext;
+
+/** The in-memory handler event: the observation plus `mock()`. */
+export interface BeforeToolCallEvent extends ToolCallHookContext {
+  /** Supplies the tool's result; only the first call is accepted (returns true), later ones return false. */
+  mock(result: MockResult): boolean;
+}
+
+export interface AfterToolCallEvent extends ToolCallHookContext {
+  result: ToolResult;
+  mocked: boolean;
+}
+
+export interface OnToolCallErrorEvent extends ToolCallHookContext {
+  error: string;
+  errorDetail?: unknown;
+}
+
+export interface PendingTool {
+  toolCallId: string;
+  identifier: string;
+  apiName: string;
+  args: Record<string, unknown>;
+  /** Why approval is needed (the tool's rule or a policy's reason). */
+  reason?: string;
+}
+
+export interface BeforeHumanInterventionEvent extends AgentHookEvent {
+  pendingTools: PendingTool[];
+}
+
+export type HumanAction = 'approve' | 'reject' | 'reject_continue';
+
+export interface AfterHumanInterventionEvent extends AgentHookEvent {
+  action: HumanAction;
+  toolCallId?: string;
+  rejectionReason?: string;
+}
+
+export interface OnStopByHumanInterventionEvent extends AgentHookEvent {
+  toolCallId?: string;
+  rejectionReason?: string;
+}
+
+export interface BeforeCompactEvent extends AgentHookEvent {
+  messageCount: number;
+  tokenCount: number;
+}
+
+export interface AfterCompactEvent extends AgentHookEvent {
+  groupId: string;
+  messagesBefore: number;
+  messagesAfter: number;
+  summary: string;
+}
+
+export interface OnCompactErrorEvent extends AgentHookEvent {
+  error: string;
+  tokenCount: number;
+}
+
+/** CallAgent events dispatch on the parent operation; `agentId` is the sub-agent's. */
+export interface BeforeCallAgentEvent extends AgentHookEvent {
+  instruction: string;
+  callerAgentId: string;
+}
+
+export interface AfterCallAgentEvent extends AgentHookEvent {
+  subOperationId: string;
+  success: boolean;
+  threadId?: string;
+  callerAgentId: string;
+}
+
+export interface OnCallAgentErrorEvent extends AgentHookEvent {
+  error: string;
+  callerAgentId: string;
+  subOperationId?: string;
+}
+
+export interface HookEventMap {
+  beforeStep: BeforeStepEvent;
+  afterStep: AfterStepEvent;
+  onComplete: OnCompleteEvent;
+  onError: OnErrorEvent;
+  beforeToolCall: BeforeToolCallEvent;
+  afterToolCall: AfterToolCallEvent;
+  onToolCallError: OnToolCallErrorEvent;
+  beforeHumanIntervention: BeforeHumanInterventionEvent;
+  afterHumanIntervention: AfterHumanInterventionEvent;
+  onStopByHumanIntervention: OnStopByHumanInterventionEvent;
+  beforeCompact: BeforeCompactEvent;
+  afterCompact: AfterCompactEvent;
+  onCompactError: OnCompactErrorEvent;
+  beforeCallAgent: BeforeCallAgentEvent;
+  afterCallAgent: AfterCallAgentEvent;
+  onCallAgentError: OnCallAgentErrorEvent;
+}
+
+export type HookEvent = HookEventMap[HookType];
+
+export type HookHandler<T extends HookType = HookType> = (event: HookEventMap[T]) => unknown | Promise<unknown>;
+
+/** Webhook settings of a hook (validated by webhook-config.ts). */
+export interface WebhookConfig {
+  url: string;
+  delivery?: 'fetch' | 'qstash';
+  /** Seconds; default 30. */
+  timeout?: number;
+  headers?: Record<string, string>;
+  allowedEnvVars?: string[];
+  eventFields?: string[];
+  body?: Record<string, unknown>;
+  responseHandling?: 'ignore' | 'toolCall';
+  onError?: 'continue' | 'block';
+  fallback?: 'fetch' | 'none';
+}
+
+/** A hook as the caller registers it through `execAgent({ hooks })`. */
+export interface AgentHook<T extends HookType = HookType> {
+  id: string;
+  type: T;
+  matcher?: string;
+  handler?: HookHandler<T>;
+  webhook?: WebhookConfig;
+}
+
+/** What is persisted: everything but the function. */
+export interface SerializedHook {
+  id: string;
+  type: HookType;
+  matcher?: string;
+  webhook: WebhookConfig;
+}
+
+/** A control's verdict on a tool call or its result. */
+export type ControlVerdict =
+  | { decision: 'allow' }
+  | { decision: 'blocked'; reason: string; classification: 'hook_denied' | 'hook_control_error'; hookId: string }
+  | { decision: 'cancelled' };

@@ -1,0 +1,64 @@
+/** Conversation data shared by the runtime, the store and model providers. */
+
+export interface ToolCall {
+  /** The native tool call id from the model. */
+  readonly id: string;
+  readonly identifier: string;
+  readonly apiName: string;
+  readonly args: Record<string, unknown>;
+}
+
+/** What a tool call produced, as the model and `afterToolCall` see it. */
+export interface ToolResult {
+  content: string;
+  success: boolean;
+  executionTime?: number;
+  /** A classification such as `hook_denied`, `hook_control_error`, `tool_error`, `human_rejected`. */
+  error?: string;
+  state?: { type: string; reason?: string; [key: string]: unknown };
+  /** Structured data (for example a skill's Work record); trimmed in notification webhooks. */
+  data?: unknown;
+  args?: unknown;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cost: number;
+}
+
+export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 });
+
+export function addUsage(a: Usage, b: Partial<Usage>): Usage {
+  return {
+    promptTokens: a.promptTokens + (b.promptTokens ?? 0),
+    completionTokens: a.completionTokens + (b.completionTokens ?? 0),
+    totalTokens: a.totalTokens + (b.totalTokens ?? 0),
+    cost: a.cost + (b.cost ?? 0),
+  };
+}
+
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool' | 'summary';
+
+/** A message in the conversation, as stored and as given to the model. */
+export interface Message {
+  role: MessageRole;
+  content: string;
+  /** assistant: the tool calls it asked for. */
+  toolCalls?: ToolCall[];
+  /** tool: which call this answers. */
+  toolCallId?: string;
+  /** tool: the full result. */
+  toolResult?: ToolResult;
+}
+
+/** A rough, provider-independent token estimate: about four characters a token. */
+export function estimateTokens(messages: readonly Message[]): number {
+  let chars = 0;
+  for (const m of messages) {
+    chars += m.content.length + 4;
+    if (m.toolCalls) chars += JSON.stringify(m.toolCalls).length;
+  }
+  return Math.ceil(chars / 4);
+}

@@ -1,0 +1,41 @@
+import type { Message, ToolCall } from './messages.js';
+
+/** A tool as offered to a model. */
+export interface ToolSpec {
+  identifier: string;
+  apiName: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  /** The provider-specific model name from the agent file (may be empty for scripted). */
+  model: string;
+  /** `turn` for an agent step, `summarize` for compaction. */
+  purpose: 'turn' | 'summarize';
+  messages: readonly Message[];
+  tools: readonly ToolSpec[];
+  signal: AbortSignal;
+  /** Called with each streamed text piece, when the provider streams. */
+  onTextDelta?: (delta: string) => void;
+  /** Which operation asks (for deterministic providers that keep a position per operation). */
+  operationId: string;
+  /** Number of model turns this operation already took (scripted providers replay by it). */
+  turnIndex: number;
+  temperature?: number;
+  maxOutputTokens?: number;
+}
+
+export interface ModelResponse {
+  text: string;
+  toolCalls: ToolCall[];
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  finishReason: 'stop' | 'tool_calls' | 'length' | 'other';
+}
+
+/** A model provider; its `name` is what agent files put in `model.provider`. */
+export interface ModelProvider {
+  readonly name: string;
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}

@@ -1,0 +1,22 @@
+import type { ToolCallHookContext } from './hooks/hook-types.js';
+import type { ToolResult } from './messages.js';
+
+/**
+ * An in-process control over tool calls and their results (the policy engine
+ * implements it). Asked before webhook controls, so a local deny costs no
+ * HTTP call. Must fail closed: an evaluation problem is a deny.
+ */
+export interface ToolPolicyDecision {
+  effect: 'allow' | 'deny' | 'ask';
+  reason?: string;
+  /** Policy ids that decided (for the tool result and the logs). */
+  policyIds: string[];
+  /** afterToolCall only: the result rewritten by redactions. */
+  redactedResult?: ToolResult;
+}
+
+export interface ToolPolicy {
+  /** Whether this policy set has anything to say for the event type at all. */
+  evaluateToolCall(event: ToolCallHookContext & { agentId?: string }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
+  evaluateToolResult(event: ToolCallHookContext & { result: ToolResult }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
+}
