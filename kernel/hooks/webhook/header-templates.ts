@@ -1,0 +1,64 @@
+import { HookgateError } from '../../errors.js';
+import type { SecretScrubber } from '../../logger.js';
+import type { WebhookConfig } from '../hook-types.js';
+
+const TEMPLATE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const CONTROL_CHARACTERS = /[\r\n\0]/;
+const FORBIDDEN_NAMES = ['host', 'content-length', 'connection', 'transfer-encoding', 'trailer', 'upgrade'];
+const FORBIDDEN_PREFIXES = ['proxy-', 'sec-', 'upstash-'];
+
+/** The environment a send reads: `process.env` in production, a plain object in specs. */
+export type TemplateEnvironment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The `${VAR}` templates in one header value, in order of appearance.
+ * `malformed` is true when a `${` remains that is not part of a `${NAME}` template.
+ */
+export function findTemplateVariables(value: string): { variables: string[]; malformed: boolean } {
+  const variables = [...value.matchAll(TEMPLATE)].map((m) => m[1]);
+  return { variables, malformed: value.replace(TEMPLATE, '').includes('${') };
+}
+
+function configError(header: string, problem: string): never {
+  throw new HookgateError('WEBHOOK_CONFIG_INVALID', `webhook header "${header}": ${problem}`, { details: { header } });
+}
+
+/**
+ * Resolves a webhook's header templates for one send. Called at send time, every
+ * time: the current value of each `${VAR}` is read from `env`, so a rotated
+ * secret is used by the next send. The stored config is not changed and keeps
+ * its templates.
+ *
+ * Only variables listed in `allowedEnvVars` resolve. Every resolved value is
+ * registered with `scrubber` before it is returned, so it is redacted from
+ * every log line from then on.
+ *
+ * Synchronous. Throws `HookgateError('WEBHOOK_CONFIG_INVALID')` when a
+ * variable is not allowed or not set (an empty value counts as not set), when
+ * a header name is forbidden, or when the resolved value contains CR, LF, NUL
+ * or a leftover `${`. The message names the header and the variable, never a
+ * value.
+ */
+export function resolveHeaders(config: Pick<WebhookConfig, 'headers' | 'allowedEnvVars'>, env: TemplateEnvironment, scrubber: SecretScrubber): Record<string, string> {
+  const allowed = new Set(config.allowedEnvVars ?? []);
+  const resolved: Record<string, string> = {};
+  for (const [name, template] of Object.entries(config.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (FORBIDDEN_NAMES.includes(lower) || FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p))) configError(name, 'this header name is not allowed');
+    if (CONTROL_CHARACTERS.test(template)) configError(name, 'value contains CR, LF or NUL');
+    const used: string[] = [];
+    const value = template.replace(TEMPLATE, (_match, variable: string) => {
+      if (!allowed.has(variable)) configError(name, `template variable ${variable} is not listed in allowedEnvVars`);
+      const secret = env[variable];
+      if (secret === undefined || secret === '') configError(name, `environment variable ${variable} is not set`);
+      scrubber.add(secret);
+      used.push(variable);
+      return secret;
+    });
+    const which = used.length > 0 ? ` (from ${used.join(', ')})` : '';
+    if (CONTROL_CHARACTERS.test(value)) configError(name, `resolved value${which} contains CR, LF or NUL`);
+    if (value.includes('${')) configError(name, `resolved value${which} still contains "\${"`);
+    resolved[name] = value;
+  }
+  return resolved;
+}

@@ -1,0 +1,19 @@
+import { definePlugin } from '../../kernel/plugin.js';
+import { Config, Secrets, WebhookTransports } from '../../kernel/tokens.js';
+import { QStashWebhookTransport } from './qstash-transport.js';
+
+/** Webhook delivery through Upstash QStash (`delivery: 'qstash'`); base URL and token env var from `config.webhooks.qstash`. */
+export default definePlugin({
+  id: 'transport-qstash',
+  description: 'Publishes webhooks through QStash with the official @upstash/qstash client',
+  requires: [Config, Secrets],
+  provides: [WebhookTransports],
+  register(ctx) {
+    ctx.bindFactory(WebhookTransports, (c) => {
+      const { qstash } = c.resolve(Config).webhooks;
+      return new QStashWebhookTransport({ baseUrl: qstash.url, tokenEnv: qstash.tokenEnv, scrubber: c.resolve(Secrets) });
+    });
+  },
+});
+
+export { QStashWebhookTransport } from './qstash-transport.js';
