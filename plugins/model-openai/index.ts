@@ -1,0 +1,33 @@
+import { definePlugin } from '../../kernel/plugin.js';
+import { Config, Logger, ModelProviders, Secrets } from '../../kernel/tokens.js';
+import { OpenAiChatModel } from './openai-chat-model.js';
+
+export { OpenAiChatModel, type OpenAiChatModelOptions } from './openai-chat-model.js';
+export { toFunctionName, ToolNameMap } from './tool-names.js';
+
+/**
+ * Provides the `openai` model provider: any OpenAI-compatible Chat Completions
+ * endpoint, configured by `models.openai` (baseUrl, apiKeyEnv, model,
+ * timeoutSeconds). Binding does no I/O and reads no key; the key is read from
+ * the environment on each call, so a missing key fails that call only.
+ */
+export default definePlugin({
+  id: 'model-openai',
+  description: 'OpenAI-compatible chat completions (streaming, tool calls, usage)',
+  requires: [Config, Logger],
+  optional: [Secrets],
+  provides: [ModelProviders],
+  register(ctx) {
+    ctx.bindFactory(ModelProviders, (c) => {
+      const { baseUrl, apiKeyEnv, model, timeoutSeconds } = c.resolve(Config).models.openai;
+      return new OpenAiChatModel({
+        baseUrl,
+        apiKeyEnv,
+        model,
+        timeoutSeconds,
+        logger: c.resolve(Logger).child({ plugin: 'model-openai' }),
+        secrets: c.has(Secrets) ? c.resolve(Secrets) : undefined,
+      });
+    });
+  },
+});
