@@ -1,0 +1,279 @@
+import { randomUUID } from 'node:crypto';
+import { HookgateError } from '../../kernel/errors.js';
+import type {
+  DecisionFilter,
+  DecisionRecord,
+  MessageRecord,
+  NewMessage,
+  NewOperation,
+  OperationFilter,
+  OperationRecord,
+  StepCommit,
+  StepRecord,
+  Store,
+  UserRecord,
+} from '../../kernel/store.js';
+
+/**
+ * Copies through JSON, like a database column would: the stored value and the
+ * caller's object never share references, and `undefined` fields disappear
+ * exactly as they do in store-sqlite.
+ */
+function copy<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** Drops keys whose value is undefined, so records compare equal to store-sqlite's. */
+function compact<T extends object>(record: T): T {
+  for (const key of Object.keys(record) as Array<keyof T>) if (record[key] === undefined) delete record[key];
+  return record;
+}
+
+function applyLimit<T>(items: T[], limit: number | undefined): T[] {
+  if (limit === undefined || Number.isNaN(limit) || limit === Infinity) return items;
+  return items.slice(0, Math.max(0, Math.floor(limit)));
+}
+
+/**
+ * The Store contract in process memory, for tests and benchmarks. Nothing
+ * survives the process. Every value is copied on the way in and on the way
+ * out, so callers cannot change stored state by mutating objects. Each method
+ * validates everything before it mutates anything, so a rejected write
+ * changes nothing. Errors match store-sqlite: STORE_NOT_FOUND, STORE_CONFLICT,
+ * KERNEL_STOPPED after {@link close}.
+ */
+export class MemoryStore implements Store {
+  readonly schemaVersion = 1;
+  private closed = false;
+  /** Insertion order is creation order. */
+  private readonly operations = new Map<string, OperationRecord>();
+  private readonly messages = new Map<string, MessageRecord[]>();
+  private readonly messageIds = new Set<string>();
+  private readonly steps = new Map<string, StepRecord[]>();
+  private readonly hooks = new Map<string, unknown[]>();
+  private readonly users = new Map<string, UserRecord>();
+  private readonly decisions: DecisionRecord[] = [];
+  private readonly decisionIds = new Set<string>();
+
+  /** Nothing to migrate; resolves at once. */
+  async migrate(): Promise<void> {
+    this.assertOpen();
+  }
+
+  /** Idempotent; later calls throw KERNEL_STOPPED. Stored data is dropped. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  async createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord> {
+    this.assertOpen();
+    if (this.operations.has(op.id)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`);
+    this.assertNewMessageIds(messages);
+    const now = new Date().toISOString();
+    // Copy everything before the first change, so a value JSON cannot carry fails without leaving a trace.
+    const record: OperationRecord = compact({
+      id: op.id,
+      agentId: op.agentId,
+      parentOperationId: op.parentOperationId,
+      userId: op.userId,
+      status: 'running',
+      agent: copy(op.agent ?? null),
+      context: copy(op.context ?? {}),
+      state: copy(op.state),
+      createdAt: now,
+      updatedAt: now,
+    });
+    const storedHooks = copy(hooks);
+    const list: MessageRecord[] = [];
+    const inserted = this.toMessageRecords(op.id, 0, messages, now);
+    this.operations.set(op.id, record);
+    this.messages.set(op.id, list);
+    this.steps.set(op.id, []);
+    this.hooks.set(op.id, storedHooks);
+    this.store(list, inserted);
+    return copy(record);
+  }
+
+  async getOperation(id: string): Promise<OperationRecord | undefined> {
+    this.assertOpen();
+    return copy(this.operations.get(id));
+  }
+
+  /** Newest first. */
+  async listOperations(filter: OperationFilter = {}): Promise<OperationRecord[]> {
+    this.assertOpen();
+    const matches = [...this.operations.values()]
+      .reverse()
+      .filter((op) => (filter.status === undefined || op.status === filter.status) &&
+        (filter.parentOperationId === undefined || op.parentOperationId === filter.parentOperationId));
+    return copy(applyLimit(matches, filter.limit));
+  }
+
+  /** All or nothing: every check runs before the first change. Same errors as store-sqlite. */
+  async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
+    this.assertOpen();
+    const op = this.operations.get(operationId);
+    if (!op) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    const newMessages = commit.messages ?? [];
+    this.assertNewMessageIds(newMessages);
+    const stored = this.messages.get(operationId)!;
+    if (commit.compact) {
+      const own = new Set([...stored.map((m) => m.id), ...newMessages.map((m) => m.id)]);
+      for (const messageId of commit.compact.messageIds) {
+        if (!own.has(messageId)) throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
+      }
+    }
+    // Copy before mutating: a value JSON cannot carry would throw here, not halfway through.
+    const state = copy(commit.state);
+    const error = copy(commit.error);
+    const step = commit.step ? this.toStepRecord(operationId, commit.step) : undefined;
+
+    const now = new Date().toISOString();
+    const inserted = this.toMessageRecords(operationId, stored.length === 0 ? 0 : stored[stored.length - 1]!.seq, newMessages, now);
+    if (step) this.steps.get(operationId)!.push(step);
+    this.store(stored, inserted);
+    const result = copy(inserted);
+    if (commit.compact) {
+      const ids = new Set(commit.compact.messageIds);
+      for (const m of stored) if (ids.has(m.id)) m.compactedInto = commit.compact.summaryId;
+    }
+    op.state = state;
+    if (commit.status !== undefined) op.status = commit.status;
+    if (commit.reason !== undefined) op.reason = commit.reason;
+    if (error !== undefined) op.error = error;
+    op.updatedAt = now;
+    return result;
+  }
+
+  async listMessages(operationId: string, options: { includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
+    this.assertOpen();
+    const all = this.messages.get(operationId) ?? [];
+    return copy(options.includeCompacted ? all : all.filter((m) => m.compactedInto === undefined));
+  }
+
+  /** In step order; steps sharing an index keep their commit order. */
+  async listSteps(operationId: string): Promise<StepRecord[]> {
+    this.assertOpen();
+    const steps = [...(this.steps.get(operationId) ?? [])];
+    // Array.prototype.sort is stable, so equal indexes keep commit order.
+    return copy(steps.sort((a, b) => a.stepIndex - b.stepIndex));
+  }
+
+  async loadHooks(operationId: string): Promise<unknown[]> {
+    this.assertOpen();
+    return copy(this.hooks.get(operationId) ?? []);
+  }
+
+  async saveHooks(operationId: string, hooks: unknown[]): Promise<void> {
+    this.assertOpen();
+    if (!this.operations.has(operationId)) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    this.hooks.set(operationId, copy(hooks));
+  }
+
+  /** Inserts or replaces; an absent email clears the stored one. */
+  async upsertUser(user: UserRecord): Promise<void> {
+    this.assertOpen();
+    this.users.set(user.id, user.email === undefined ? { id: user.id } : { id: user.id, email: user.email });
+  }
+
+  async getUser(id: string): Promise<UserRecord | undefined> {
+    this.assertOpen();
+    return copy(this.users.get(id));
+  }
+
+  async recordDecision(decision: DecisionRecord): Promise<void> {
+    this.assertOpen();
+    if (this.decisionIds.has(decision.id)) throw new HookgateError('STORE_CONFLICT', `Decision ${decision.id} already exists`);
+    // Only the contract's fields, as store-sqlite keeps only its columns.
+    const record: DecisionRecord = compact(
+      copy({
+        id: decision.id,
+        createdAt: decision.createdAt,
+        operationId: decision.operationId,
+        toolCallId: decision.toolCallId,
+        agentId: decision.agentId,
+        event: decision.event,
+        identifier: decision.identifier,
+        apiName: decision.apiName,
+        policies: decision.policies,
+        decision: decision.decision,
+        reason: decision.reason,
+        defaulted: decision.defaulted === true,
+        latencyMicros: decision.latencyMicros,
+        inputDigest: decision.inputDigest,
+        rawInput: decision.rawInput,
+      }),
+    );
+    this.decisionIds.add(decision.id);
+    this.decisions.push(record);
+  }
+
+  /** Newest first (by `createdAt`, then by insertion); `since`/`until` inclusive. */
+  async listDecisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
+    this.assertOpen();
+    const matches: DecisionRecord[] = [];
+    for (let i = this.decisions.length - 1; i >= 0; i--) {
+      const d = this.decisions[i]!;
+      if (filter.operationId !== undefined && d.operationId !== filter.operationId) continue;
+      if (filter.decision !== undefined && d.decision !== filter.decision) continue;
+      if (filter.since !== undefined && d.createdAt < filter.since) continue;
+      if (filter.until !== undefined && d.createdAt > filter.until) continue;
+      if (filter.policyId !== undefined && !d.policies.some((p) => p.id === filter.policyId)) continue;
+      matches.push(d);
+    }
+    // Walked newest-inserted first; a stable sort keeps that order among equal timestamps.
+    matches.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+    return copy(applyLimit(matches, filter.limit));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new HookgateError('KERNEL_STOPPED', 'The memory store is closed');
+  }
+
+  /** STORE_CONFLICT when a given id is already stored or repeats within the batch. */
+  private assertNewMessageIds(messages: NewMessage[]): void {
+    const seen = new Set<string>();
+    for (const m of messages) {
+      if (m.id === undefined) continue;
+      if (this.messageIds.has(m.id) || seen.has(m.id)) throw new HookgateError('STORE_CONFLICT', `Message ${m.id} already exists`);
+      seen.add(m.id);
+    }
+  }
+
+  /** Builds the records (copying caller data) without storing them. */
+  private toMessageRecords(operationId: string, lastSeq: number, messages: NewMessage[], now: string): MessageRecord[] {
+    let seq = lastSeq;
+    return messages.map((m) =>
+      compact({
+        id: m.id ?? randomUUID(),
+        operationId,
+        seq: ++seq,
+        role: m.role,
+        content: m.content,
+        toolCalls: copy(m.toolCalls),
+        toolCallId: m.toolCallId,
+        toolResult: copy(m.toolResult),
+        createdAt: now,
+      }),
+    );
+  }
+
+  private store(list: MessageRecord[], records: MessageRecord[]): void {
+    for (const record of records) {
+      this.messageIds.add(record.id);
+      list.push(record);
+    }
+  }
+
+  private toStepRecord(operationId: string, step: NonNullable<StepCommit['step']>): StepRecord {
+    return {
+      operationId,
+      stepIndex: step.stepIndex,
+      kind: step.kind,
+      startedAt: step.startedAt,
+      finishedAt: step.finishedAt,
+      usage: copy(step.usage),
+      summary: copy(step.summary ?? {}),
+    };
+  }
+}

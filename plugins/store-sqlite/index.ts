@@ -1,0 +1,30 @@
+import { definePlugin } from '../../kernel/plugin.js';
+import { Config, Logger, Store } from '../../kernel/tokens.js';
+import { SqliteStore } from './sqlite-store.js';
+
+/**
+ * The embedded store: a SQLite file at `config.store.sqlite.path`. Start opens
+ * the file and migrates it (failing with STORE_CORRUPT or STORE_SCHEMA_NEWER
+ * for a file it must not touch); stop closes it.
+ */
+export default definePlugin({
+  id: 'store-sqlite',
+  description: 'Operations, messages, hooks, users and the decision log in a SQLite file (better-sqlite3)',
+  requires: [Config, Logger],
+  provides: [Store],
+  register(ctx) {
+    ctx.bindFactory(
+      Store,
+      (c) => new SqliteStore({ path: c.resolve(Config).store.sqlite.path, logger: c.resolve(Logger).child({ plugin: 'store-sqlite' }) }),
+    );
+  },
+  async start(ctx) {
+    await ctx.resolve(Store).migrate();
+  },
+  async stop(ctx) {
+    await ctx.resolve(Store).close();
+  },
+});
+
+export { SqliteStore } from './sqlite-store.js';
+export type { SqliteStoreOptions } from './sqlite-store.js';

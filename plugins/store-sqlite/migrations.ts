@@ -1,0 +1,135 @@
+import type Database from 'better-sqlite3';
+import type { Logger } from '../../kernel/logger.js';
+
+/** One schema step. `version` counts up from 1 without gaps; a shipped migration never changes. */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/**
+ * The schema history, oldest first. JSON columns are TEXT; timestamps are ISO
+ * strings. `seq` integer keys give a stable insertion order (rowids may be
+ * renumbered by VACUUM, an INTEGER PRIMARY KEY never is).
+ */
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  {
+    version: 1,
+    description: 'operations, messages, steps, hook registrations, users, decision log',
+    sql: `
+      CREATE TABLE operations (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        agent_id TEXT NOT NULL,
+        parent_operation_id TEXT,
+        user_id TEXT,
+        status TEXT NOT NULL,
+        reason TEXT,
+        agent TEXT NOT NULL,
+        context TEXT NOT NULL,
+        state TEXT NOT NULL,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX operations_by_status ON operations (status, seq);
+      CREATE INDEX operations_by_parent ON operations (parent_operation_id, seq);
+
+      CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        operation_id TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tool_result TEXT,
+        compacted_into TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (operation_id, seq)
+      );
+
+      CREATE TABLE steps (
+        seq INTEGER PRIMARY KEY,
+        operation_id TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        summary TEXT NOT NULL
+      );
+      CREATE INDEX steps_by_operation ON steps (operation_id, step_index, seq);
+
+      CREATE TABLE hook_registrations (
+        operation_id TEXT NOT NULL REFERENCES operations (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        hook TEXT NOT NULL,
+        PRIMARY KEY (operation_id, position)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        email TEXT
+      );
+
+      CREATE TABLE decisions (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        operation_id TEXT,
+        tool_call_id TEXT,
+        agent_id TEXT,
+        event TEXT NOT NULL,
+        identifier TEXT,
+        api_name TEXT,
+        policies TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        reason TEXT,
+        defaulted INTEGER NOT NULL,
+        latency_micros INTEGER NOT NULL,
+        input_digest TEXT NOT NULL,
+        raw_input TEXT
+      );
+      CREATE INDEX decisions_by_operation ON decisions (operation_id, created_at);
+      CREATE INDEX decisions_by_created ON decisions (created_at);
+      CREATE INDEX decisions_by_decision ON decisions (decision, created_at);
+
+      -- Every evaluated policy of a decision (shadow ones included), so "decisions of policy X" is an index lookup.
+      CREATE TABLE decision_policies (
+        policy_id TEXT NOT NULL,
+        decision_seq INTEGER NOT NULL REFERENCES decisions (seq) ON DELETE CASCADE,
+        PRIMARY KEY (policy_id, decision_seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX decision_policies_by_decision ON decision_policies (decision_seq);
+    `,
+  },
+]);
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * Applies every migration above `fromVersion`, each in its own transaction
+ * together with its `PRAGMA user_version` bump, so a crash leaves the database
+ * at the last complete version. Synchronous; throws the SQLite error of a
+ * failed migration (that migration is rolled back).
+ */
+export function applyMigrations(
+  db: Database.Database,
+  fromVersion: number,
+  logger?: Logger,
+  migrations: readonly Migration[] = MIGRATIONS,
+): number {
+  let version = fromVersion;
+  for (const migration of migrations) {
+    if (migration.version <= version) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+    }).immediate();
+    version = migration.version;
+    logger?.info('store migrated', { version, description: migration.description });
+  }
+  return version;
+}

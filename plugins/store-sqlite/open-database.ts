@@ -1,0 +1,78 @@
+import { mkdirSync, openSync, readSync, closeSync, statSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { HookgateError } from '../../kernel/errors.js';
+import type { Logger } from '../../kernel/logger.js';
+import { applyMigrations, LATEST_SCHEMA_VERSION } from './migrations.js';
+import { corruptError, isCorruptionError } from './sqlite-errors.js';
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+const REQUIRED_TABLES = ['operations', 'messages', 'steps', 'hook_registrations', 'users', 'decisions'];
+
+/**
+ * Opens (or creates) the database at `file` and brings its schema to the
+ * latest version. Synchronous. A missing or empty file is created from
+ * scratch (parent folders included). Every check runs before the first write,
+ * so a refused file is never modified:
+ * - not a SQLite file, damaged, or a SQLite file hookgate did not create -> STORE_CORRUPT;
+ * - `user_version` above {@link LATEST_SCHEMA_VERSION} -> STORE_SCHEMA_NEWER.
+ */
+export function openDatabase(file: string, logger?: Logger): Database.Database {
+  const inMemory = file === ':memory:';
+  if (!inMemory) {
+    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    assertSqliteHeader(file);
+  }
+  const db = new Database(file);
+  try {
+    const version = inspect(db, file);
+    if (!inMemory) db.pragma('journal_mode = WAL');
+    // WAL + NORMAL: consistent after any crash and durable against process crashes, without an fsync per commit.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    applyMigrations(db, version, logger);
+    return db;
+  } catch (err) {
+    db.close();
+    throw isCorruptionError(err) ? corruptError(file, err) : err;
+  }
+}
+
+/** Refuses a non-empty file that does not start with the SQLite header, before SQLite touches it. */
+function assertSqliteHeader(file: string): void {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (size === 0) return;
+  const header = Buffer.alloc(SQLITE_HEADER.length);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, header, 0, header.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!header.equals(SQLITE_HEADER)) throw corruptError(file);
+}
+
+/** Reads the schema version and checks the file is one of ours, without writing. */
+function inspect(db: Database.Database, file: string): number {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  const tables = new Set(
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]),
+  );
+  if (version > LATEST_SCHEMA_VERSION) {
+    throw new HookgateError(
+      'STORE_SCHEMA_NEWER',
+      `The database ${file} has schema version ${version}, newer than version ${LATEST_SCHEMA_VERSION} this hookgate supports; upgrade hookgate`,
+      { details: { path: file, version, supported: LATEST_SCHEMA_VERSION } },
+    );
+  }
+  if (version === 0 && tables.size > 0) throw corruptError(file);
+  if (version > 0 && REQUIRED_TABLES.some((t) => !tables.has(t))) throw corruptError(file);
+  return version;
+}

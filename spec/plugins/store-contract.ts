@@ -1,0 +1,510 @@
+import assert from 'node:assert/strict';
+import { isHookgateError } from '../../kernel/errors.js';
+import type { ErrorCode } from '../../kernel/error-catalog.js';
+import type { DecisionRecord, NewOperation, OperationState, Store } from '../../kernel/store.js';
+
+/** Asserts a promise rejects with a HookgateError of `code`, and returns the error. */
+export async function rejectsWithCode(promise: Promise<unknown>, code: ErrorCode): Promise<Error> {
+  let caught: unknown;
+  await promise.then(
+    () => assert.fail(`expected a rejection with ${code}`),
+    (err: unknown) => {
+      caught = err;
+    },
+  );
+  assert.ok(isHookgateError(caught, code), `expected ${code}, got ${String((caught as Error)?.stack ?? caught)}`);
+  return caught as Error;
+}
+
+function state(overrides: Partial<OperationState> = {}): OperationState {
+  return {
+    stepIndex: 0,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 },
+    pendingToolCalls: [],
+    approvedToolCallIds: [],
+    modelTurns: 0,
+    compactions: 0,
+    ...overrides,
+  };
+}
+
+function newOperation(id: string, overrides: Partial<NewOperation> = {}): NewOperation {
+  return {
+    id,
+    agentId: 'agent-a',
+    agent: { id: 'agent-a', model: 'scripted', tools: ['fs/readFile'] },
+    context: { topicId: 't1' },
+    state: state(),
+    ...overrides,
+  };
+}
+
+function decision(id: string, overrides: Partial<DecisionRecord> = {}): DecisionRecord {
+  return {
+    id,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    event: 'beforeToolCall',
+    policies: [{ id: 'p-default', effect: 'allow', mode: 'enforce' }],
+    decision: 'allow',
+    defaulted: false,
+    latencyMicros: 42,
+    inputDigest: 'sha256:abc',
+    ...overrides,
+  };
+}
+
+const toolCall = { id: 'call_1', identifier: 'fs', apiName: 'readFile', args: { path: 'a.txt' } };
+
+/**
+ * The behaviour every Store must show, run once per implementation.
+ * `makeStore` resolves to a migrated, empty store; the suite closes it.
+ */
+export function describeStoreContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('reports a positive integer schema version', () => {
+      assert.ok(Number.isInteger(store.schemaVersion) && store.schemaVersion > 0);
+    });
+
+    describe('operations', () => {
+      it('creates a running operation and reads it back unchanged', async () => {
+        const created = await store.createOperation(newOperation('op-1', { userId: 'u-1', parentOperationId: 'op-0' }), [], []);
+        assert.equal(created.status, 'running');
+        assert.equal(created.createdAt, created.updatedAt);
+        assert.ok(!Number.isNaN(Date.parse(created.createdAt)));
+        assert.deepEqual(created, {
+          id: 'op-1',
+          agentId: 'agent-a',
+          parentOperationId: 'op-0',
+          userId: 'u-1',
+          status: 'running',
+          agent: { id: 'agent-a', model: 'scripted', tools: ['fs/readFile'] },
+          context: { topicId: 't1' },
+          state: state(),
+          createdAt: created.createdAt,
+          updatedAt: created.updatedAt,
+        });
+        assert.deepEqual(await store.getOperation('op-1'), created);
+      });
+
+      it('leaves optional fields out instead of setting them to undefined', async () => {
+        await store.createOperation(newOperation('op-1'), [], []);
+        const op = (await store.getOperation('op-1'))!;
+        for (const key of ['parentOperationId', 'userId', 'reason', 'error']) assert.equal(key in op, false, key);
+      });
+
+      it('returns undefined for an unknown operation', async () => {
+        assert.equal(await store.getOperation('nope'), undefined);
+      });
+
+      it('refuses a second operation with the same id and keeps the first', async () => {
+        const first = await store.createOperation(newOperation('op-1'), [], []);
+        await rejectsWithCode(store.createOperation(newOperation('op-1', { agentId: 'other' }), [], []), 'STORE_CONFLICT');
+        assert.deepEqual(await store.getOperation('op-1'), first);
+      });
+
+      it('stores the first messages and the hooks with the operation', async () => {
+        await store.createOperation(
+          newOperation('op-1'),
+          [{ role: 'system', content: 'be brief' }, { id: 'm-user', role: 'user', content: 'hi' }],
+          [{ id: 'hook-1', type: 'beforeToolCall' }],
+        );
+        const messages = await store.listMessages('op-1');
+        assert.deepEqual(messages.map((m) => [m.seq, m.role, m.content]), [[1, 'system', 'be brief'], [2, 'user', 'hi']]);
+        assert.equal(messages[1]!.id, 'm-user');
+        assert.deepEqual(await store.loadHooks('op-1'), [{ id: 'hook-1', type: 'beforeToolCall' }]);
+      });
+
+      it('creates nothing when one of the first messages has an id already in use', async () => {
+        await store.createOperation(newOperation('op-1'), [{ id: 'm-1', role: 'user', content: 'hi' }], []);
+        await rejectsWithCode(
+          store.createOperation(newOperation('op-2'), [{ role: 'user', content: 'a' }, { id: 'm-1', role: 'user', content: 'b' }], [{ id: 'h' }]),
+          'STORE_CONFLICT',
+        );
+        assert.equal(await store.getOperation('op-2'), undefined);
+        assert.deepEqual(await store.listMessages('op-2'), []);
+        assert.deepEqual(await store.loadHooks('op-2'), []);
+      });
+
+      it('lists operations newest first', async () => {
+        for (const id of ['op-1', 'op-2', 'op-3']) await store.createOperation(newOperation(id), [], []);
+        assert.deepEqual((await store.listOperations()).map((o) => o.id), ['op-3', 'op-2', 'op-1']);
+      });
+
+      it('filters the listing by status', async () => {
+        for (const id of ['op-1', 'op-2', 'op-3']) await store.createOperation(newOperation(id), [], []);
+        await store.commitStep('op-2', { state: state(), status: 'done', reason: 'done' });
+        assert.deepEqual((await store.listOperations({ status: 'done' })).map((o) => o.id), ['op-2']);
+        assert.deepEqual((await store.listOperations({ status: 'running' })).map((o) => o.id), ['op-3', 'op-1']);
+      });
+
+      it('filters the listing by parent operation', async () => {
+        await store.createOperation(newOperation('parent'), [], []);
+        await store.createOperation(newOperation('child-1', { parentOperationId: 'parent' }), [], []);
+        await store.createOperation(newOperation('other'), [], []);
+        await store.createOperation(newOperation('child-2', { parentOperationId: 'parent' }), [], []);
+        assert.deepEqual((await store.listOperations({ parentOperationId: 'parent' })).map((o) => o.id), ['child-2', 'child-1']);
+      });
+
+      it('limits the listing', async () => {
+        for (const id of ['op-1', 'op-2', 'op-3']) await store.createOperation(newOperation(id), [], []);
+        assert.deepEqual((await store.listOperations({ limit: 2 })).map((o) => o.id), ['op-3', 'op-2']);
+        assert.deepEqual(await store.listOperations({ limit: 0 }), []);
+      });
+    });
+
+    describe('commitStep', () => {
+      beforeEach(async () => {
+        await store.createOperation(newOperation('op-1'), [{ id: 'm-1', role: 'user', content: 'read a.txt' }], []);
+      });
+
+      it('writes state, status, reason and error and moves updatedAt', async () => {
+        const before = (await store.getOperation('op-1'))!;
+        const next = state({ stepIndex: 3, lastText: 'done', usage: { promptTokens: 5, completionTokens: 7, totalTokens: 12, cost: 0.5 } });
+        await store.commitStep('op-1', { state: next, status: 'error', reason: 'error', error: { message: 'model failed', code: 'MODEL_FAILED' } });
+        const after = (await store.getOperation('op-1'))!;
+        assert.deepEqual(after.state, next);
+        assert.equal(after.status, 'error');
+        assert.equal(after.reason, 'error');
+        assert.deepEqual(after.error, { message: 'model failed', code: 'MODEL_FAILED' });
+        assert.equal(after.createdAt, before.createdAt);
+        assert.ok(after.updatedAt >= before.updatedAt);
+      });
+
+      it('keeps the stored status and reason when a commit leaves them out', async () => {
+        await store.commitStep('op-1', { state: state(), status: 'waiting_approval', reason: 'interrupted' });
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }) });
+        const op = (await store.getOperation('op-1'))!;
+        assert.equal(op.status, 'waiting_approval');
+        assert.equal(op.reason, 'interrupted');
+        assert.equal(op.state.stepIndex, 1);
+      });
+
+      it('appends messages with generated ids and increasing seq, and returns them as stored', async () => {
+        const inserted = await store.commitStep('op-1', {
+          state: state(),
+          messages: [{ role: 'assistant', content: '', toolCalls: [toolCall] }, { role: 'tool', content: 'A', toolCallId: 'call_1' }],
+        });
+        assert.deepEqual(inserted.map((m) => m.seq), [2, 3]);
+        for (const m of inserted) assert.match(m.id, /^[0-9a-f-]{36}$/);
+        assert.notEqual(inserted[0]!.id, inserted[1]!.id);
+        assert.deepEqual(await store.listMessages('op-1'), [(await store.listMessages('op-1'))[0], ...inserted]);
+      });
+
+      it('keeps tool calls, tool call ids and tool results of messages', async () => {
+        const toolResult = { content: 'A', success: true, executionTime: 3, state: { type: 'ok' }, data: { lines: [1, 2] } };
+        await store.commitStep('op-1', {
+          state: state(),
+          messages: [
+            { id: 'm-2', role: 'assistant', content: 'reading', toolCalls: [toolCall] },
+            { id: 'm-3', role: 'tool', content: 'A', toolCallId: 'call_1', toolResult },
+          ],
+        });
+        const [, assistant, tool] = await store.listMessages('op-1');
+        assert.deepEqual(assistant!.toolCalls, [toolCall]);
+        assert.equal('toolResult' in assistant!, false);
+        assert.equal(tool!.toolCallId, 'call_1');
+        assert.deepEqual(tool!.toolResult, toolResult);
+        assert.equal(tool!.operationId, 'op-1');
+      });
+
+      it('rejects an unknown operation with STORE_NOT_FOUND', async () => {
+        await rejectsWithCode(store.commitStep('nope', { state: state(), messages: [{ role: 'user', content: 'x' }] }), 'STORE_NOT_FOUND');
+        assert.equal(await store.getOperation('nope'), undefined);
+        assert.deepEqual(await store.listMessages('nope', { includeCompacted: true }), []);
+      });
+
+      it('changes nothing when a message id already exists', async () => {
+        const opBefore = await store.getOperation('op-1');
+        await rejectsWithCode(
+          store.commitStep('op-1', {
+            step: { operationId: 'op-1', stepIndex: 0, kind: 'call_llm', startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} },
+            messages: [{ id: 'm-new', role: 'assistant', content: 'x' }, { id: 'm-1', role: 'user', content: 'dup' }],
+            compact: { messageIds: ['m-1'], summaryId: 'm-new' },
+            state: state({ stepIndex: 9 }),
+            status: 'done',
+            reason: 'done',
+          }),
+          'STORE_CONFLICT',
+        );
+        assert.deepEqual(await store.getOperation('op-1'), opBefore);
+        assert.deepEqual((await store.listMessages('op-1', { includeCompacted: true })).map((m) => [m.id, m.content, m.compactedInto]), [
+          ['m-1', 'read a.txt', undefined],
+        ]);
+        assert.deepEqual(await store.listSteps('op-1'), []);
+      });
+
+      it('changes nothing when a compacted message does not belong to the operation', async () => {
+        await store.createOperation(newOperation('op-2'), [{ id: 'm-other', role: 'user', content: 'x' }], []);
+        const opBefore = await store.getOperation('op-1');
+        await rejectsWithCode(
+          store.commitStep('op-1', {
+            messages: [{ id: 'sum', role: 'summary', content: 'short' }],
+            compact: { messageIds: ['m-1', 'm-other'], summaryId: 'sum' },
+            state: state({ stepIndex: 2 }),
+          }),
+          'STORE_NOT_FOUND',
+        );
+        assert.deepEqual(await store.getOperation('op-1'), opBefore);
+        assert.deepEqual((await store.listMessages('op-1', { includeCompacted: true })).map((m) => [m.id, m.compactedInto]), [['m-1', undefined]]);
+        assert.deepEqual((await store.listMessages('op-2', { includeCompacted: true })).map((m) => [m.id, m.compactedInto]), [['m-other', undefined]]);
+      });
+
+      it('marks compacted messages and lists them only when asked', async () => {
+        await store.commitStep('op-1', { state: state(), messages: [{ id: 'm-2', role: 'assistant', content: 'long answer' }] });
+        await store.commitStep('op-1', {
+          state: state(),
+          messages: [{ id: 'sum', role: 'summary', content: 'short' }],
+          compact: { messageIds: ['m-1', 'm-2'], summaryId: 'sum' },
+        });
+        await store.commitStep('op-1', { state: state(), messages: [{ id: 'm-4', role: 'user', content: 'next' }] });
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => m.id), ['sum', 'm-4']);
+        const all = await store.listMessages('op-1', { includeCompacted: true });
+        assert.deepEqual(all.map((m) => [m.id, m.seq, m.compactedInto]), [
+          ['m-1', 1, 'sum'],
+          ['m-2', 2, 'sum'],
+          ['sum', 3, undefined],
+          ['m-4', 4, undefined],
+        ]);
+        assert.equal('compactedInto' in all[2]!, false);
+      });
+
+      it('keeps messages of different operations apart', async () => {
+        await store.createOperation(newOperation('op-2'), [{ role: 'user', content: 'other' }], []);
+        await store.commitStep('op-1', { state: state(), messages: [{ role: 'assistant', content: 'mine' }] });
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => m.content), ['read a.txt', 'mine']);
+        assert.deepEqual((await store.listMessages('op-2')).map((m) => [m.seq, m.content]), [[1, 'other']]);
+      });
+    });
+
+    describe('steps', () => {
+      it('lists the steps of an operation in step order', async () => {
+        await store.createOperation(newOperation('op-1'), [], []);
+        const usage = { promptTokens: 1, completionTokens: 2, totalTokens: 3, cost: 0.1 };
+        const step = (stepIndex: number, kind: 'call_llm' | 'call_tool') => ({
+          operationId: 'op-1',
+          stepIndex,
+          kind,
+          startedAt: `2025-01-01T00:00:0${stepIndex}.000Z`,
+          finishedAt: `2025-01-01T00:00:0${stepIndex}.500Z`,
+          usage,
+          summary: { toolCallIds: ['call_1'], stepIndex },
+        });
+        await store.commitStep('op-1', { state: state(), step: step(1, 'call_tool') });
+        await store.commitStep('op-1', { state: state(), step: step(0, 'call_llm') });
+        await store.commitStep('op-1', { state: state(), step: step(2, 'call_llm') });
+        assert.deepEqual(await store.listSteps('op-1'), [step(0, 'call_llm'), step(1, 'call_tool'), step(2, 'call_llm')]);
+        assert.deepEqual(await store.listSteps('nope'), []);
+      });
+    });
+
+    describe('hooks', () => {
+      beforeEach(async () => {
+        await store.createOperation(newOperation('op-1'), [], [{ id: 'h-1' }]);
+      });
+
+      it('replaces the stored hooks and keeps their order', async () => {
+        const hooks = [{ id: 'h-2', webhook: { url: 'https://example.test/a', headers: { 'x-a': '${env:A}' } } }, { id: 'h-3' }];
+        await store.saveHooks('op-1', hooks);
+        assert.deepEqual(await store.loadHooks('op-1'), hooks);
+        await store.saveHooks('op-1', []);
+        assert.deepEqual(await store.loadHooks('op-1'), []);
+      });
+
+      it('loads no hooks for an unknown operation', async () => {
+        assert.deepEqual(await store.loadHooks('nope'), []);
+      });
+
+      it('refuses to save hooks of an unknown operation', async () => {
+        await rejectsWithCode(store.saveHooks('nope', [{ id: 'h' }]), 'STORE_NOT_FOUND');
+        assert.deepEqual(await store.loadHooks('nope'), []);
+      });
+    });
+
+    describe('users', () => {
+      it('stores a user and replaces the email on upsert', async () => {
+        await store.upsertUser({ id: 'u-1', email: 'a@example.test' });
+        assert.deepEqual(await store.getUser('u-1'), { id: 'u-1', email: 'a@example.test' });
+        await store.upsertUser({ id: 'u-1', email: 'b@example.test' });
+        assert.deepEqual(await store.getUser('u-1'), { id: 'u-1', email: 'b@example.test' });
+      });
+
+      it('clears the email when an upsert has none', async () => {
+        await store.upsertUser({ id: 'u-1', email: 'a@example.test' });
+        await store.upsertUser({ id: 'u-1' });
+        assert.deepEqual(await store.getUser('u-1'), { id: 'u-1' });
+      });
+
+      it('returns undefined for an unknown user', async () => {
+        assert.equal(await store.getUser('nope'), undefined);
+      });
+    });
+
+    describe('decisions', () => {
+      it('reads a recorded decision back unchanged, optional fields included', async () => {
+        const full = decision('d-1', {
+          operationId: 'op-1',
+          toolCallId: 'call_1',
+          agentId: 'agent-a',
+          identifier: 'fs',
+          apiName: 'writeFile',
+          policies: [
+            { id: 'p-deny-write', effect: 'deny', mode: 'enforce', reason: 'read only' },
+            { id: 'p-shadow', effect: 'allow', mode: 'shadow', error: 'timeout' },
+          ],
+          decision: 'deny',
+          reason: 'read only',
+          defaulted: true,
+          latencyMicros: 1234,
+          rawInput: { path: 'a.txt', nested: [null, 1] },
+        });
+        await store.recordDecision(full);
+        assert.deepEqual(await store.listDecisions(), [full]);
+      });
+
+      it('leaves absent optional fields out and keeps a null raw input', async () => {
+        await store.recordDecision(decision('d-1'));
+        await store.recordDecision(decision('d-2', { createdAt: '2025-01-02T00:00:00.000Z', rawInput: null }));
+        const [withNull, minimal] = await store.listDecisions();
+        assert.deepEqual(minimal, decision('d-1'));
+        assert.equal(withNull!.rawInput, null);
+      });
+
+      it('refuses a second decision with the same id', async () => {
+        await store.recordDecision(decision('d-1'));
+        await rejectsWithCode(store.recordDecision(decision('d-1', { decision: 'deny' })), 'STORE_CONFLICT');
+        assert.deepEqual((await store.listDecisions()).map((d) => [d.id, d.decision]), [['d-1', 'allow']]);
+      });
+
+      describe('listing', () => {
+        beforeEach(async () => {
+          // Recorded out of time order on purpose.
+          await store.recordDecision(decision('d-2', { createdAt: '2025-01-02T00:00:00.000Z', operationId: 'op-1', decision: 'deny',
+            policies: [{ id: 'p-a', effect: 'deny', mode: 'enforce' }, { id: 'p-b', effect: 'allow', mode: 'shadow' }] }));
+          await store.recordDecision(decision('d-1', { createdAt: '2025-01-01T00:00:00.000Z', operationId: 'op-1' }));
+          await store.recordDecision(decision('d-4', { createdAt: '2025-01-04T00:00:00.000Z', operationId: 'op-2', decision: 'ask',
+            policies: [{ id: 'p-b', effect: 'ask', mode: 'enforce' }] }));
+          await store.recordDecision(decision('d-3', { createdAt: '2025-01-03T00:00:00.000Z', operationId: 'op-2', decision: 'deny',
+            policies: [{ id: 'p-a', effect: 'deny', mode: 'enforce' }] }));
+        });
+
+        const ids = (records: DecisionRecord[]) => records.map((d) => d.id);
+
+        it('lists newest first', async () => {
+          assert.deepEqual(ids(await store.listDecisions()), ['d-4', 'd-3', 'd-2', 'd-1']);
+        });
+
+        it('orders decisions of the same instant newest recorded first', async () => {
+          await store.recordDecision(decision('d-5a', { createdAt: '2025-01-05T00:00:00.000Z' }));
+          await store.recordDecision(decision('d-5b', { createdAt: '2025-01-05T00:00:00.000Z' }));
+          assert.deepEqual(ids(await store.listDecisions({ limit: 2 })), ['d-5b', 'd-5a']);
+        });
+
+        it('filters by operation', async () => {
+          assert.deepEqual(ids(await store.listDecisions({ operationId: 'op-1' })), ['d-2', 'd-1']);
+        });
+
+        it('filters by policy id, shadow evaluations included', async () => {
+          assert.deepEqual(ids(await store.listDecisions({ policyId: 'p-a' })), ['d-3', 'd-2']);
+          assert.deepEqual(ids(await store.listDecisions({ policyId: 'p-b' })), ['d-4', 'd-2']);
+          assert.deepEqual(ids(await store.listDecisions({ policyId: 'p-none' })), []);
+        });
+
+        it('filters by decision', async () => {
+          assert.deepEqual(ids(await store.listDecisions({ decision: 'deny' })), ['d-3', 'd-2']);
+        });
+
+        it('filters by an inclusive time range', async () => {
+          assert.deepEqual(ids(await store.listDecisions({ since: '2025-01-02T00:00:00.000Z', until: '2025-01-03T00:00:00.000Z' })), ['d-3', 'd-2']);
+          assert.deepEqual(ids(await store.listDecisions({ since: '2025-01-03T00:00:00.000Z' })), ['d-4', 'd-3']);
+          assert.deepEqual(ids(await store.listDecisions({ until: '2025-01-01T00:00:00.000Z' })), ['d-1']);
+        });
+
+        it('combines filters', async () => {
+          assert.deepEqual(ids(await store.listDecisions({ operationId: 'op-2', policyId: 'p-a', decision: 'deny' })), ['d-3']);
+        });
+
+        it('limits the result to the newest ones', async () => {
+          assert.deepEqual(ids(await store.listDecisions({ limit: 2 })), ['d-4', 'd-3']);
+          assert.deepEqual(ids(await store.listDecisions({ policyId: 'p-a', limit: 1 })), ['d-3']);
+        });
+      });
+    });
+
+    describe('isolation', () => {
+      it('is not changed by mutating what was passed in', async () => {
+        const op = newOperation('op-1');
+        const messages = [{ role: 'assistant' as const, content: 'x', toolCalls: [{ ...toolCall, args: { path: 'a' } }] }];
+        const hooks = [{ id: 'h-1', config: { url: 'https://example.test' } }];
+        await store.createOperation(op, messages, hooks);
+        const commitState = state({ stepIndex: 1 });
+        await store.commitStep('op-1', { state: commitState });
+        const d = decision('d-1', { rawInput: { path: 'a' } });
+        await store.recordDecision(d);
+
+        (op.context as Record<string, string>).topicId = 'changed';
+        (op.agent as { id: string }).id = 'changed';
+        commitState.stepIndex = 99;
+        commitState.approvedToolCallIds.push('x');
+        (messages[0]!.toolCalls[0]!.args as Record<string, unknown>).path = 'changed';
+        hooks[0]!.config.url = 'changed';
+        d.policies[0]!.id = 'changed';
+        (d.rawInput as { path: string }).path = 'changed';
+
+        const stored = (await store.getOperation('op-1'))!;
+        assert.equal(stored.context.topicId, 't1');
+        assert.equal((stored.agent as { id: string }).id, 'agent-a');
+        assert.equal(stored.state.stepIndex, 1);
+        assert.deepEqual(stored.state.approvedToolCallIds, []);
+        assert.deepEqual((await store.listMessages('op-1'))[0]!.toolCalls![0]!.args, { path: 'a' });
+        assert.deepEqual(await store.loadHooks('op-1'), [{ id: 'h-1', config: { url: 'https://example.test' } }]);
+        const [storedDecision] = await store.listDecisions();
+        assert.equal(storedDecision!.policies[0]!.id, 'p-default');
+        assert.deepEqual(storedDecision!.rawInput, { path: 'a' });
+      });
+
+      it('is not changed by mutating what it returned', async () => {
+        const created = await store.createOperation(newOperation('op-1'), [{ role: 'user', content: 'hi' }], [{ id: 'h-1' }]);
+        created.state.stepIndex = 50;
+        const read = (await store.getOperation('op-1'))!;
+        read.context.topicId = 'changed';
+        read.state.pendingToolCalls.push(toolCall);
+        (await store.listOperations())[0]!.status = 'done';
+        (await store.listMessages('op-1'))[0]!.content = 'changed';
+        ((await store.loadHooks('op-1'))[0] as { id: string }).id = 'changed';
+        await store.upsertUser({ id: 'u-1', email: 'a@example.test' });
+        (await store.getUser('u-1'))!.email = 'changed';
+        await store.recordDecision(decision('d-1'));
+        (await store.listDecisions())[0]!.policies.push({ id: 'x', effect: 'deny', mode: 'enforce' });
+
+        const op = (await store.getOperation('op-1'))!;
+        assert.equal(op.state.stepIndex, 0);
+        assert.equal(op.context.topicId, 't1');
+        assert.deepEqual(op.state.pendingToolCalls, []);
+        assert.equal(op.status, 'running');
+        assert.equal((await store.listMessages('op-1'))[0]!.content, 'hi');
+        assert.deepEqual(await store.loadHooks('op-1'), [{ id: 'h-1' }]);
+        assert.equal((await store.getUser('u-1'))!.email, 'a@example.test');
+        assert.equal((await store.listDecisions())[0]!.policies.length, 1);
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('rejects calls after close with KERNEL_STOPPED, and close twice is fine', async () => {
+        await store.close();
+        await store.close();
+        await rejectsWithCode(store.getOperation('op-1'), 'KERNEL_STOPPED');
+        await rejectsWithCode(store.createOperation(newOperation('op-1'), [], []), 'KERNEL_STOPPED');
+      });
+    });
+  });
+}
