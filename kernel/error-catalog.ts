@@ -36,6 +36,8 @@ export const ERROR_CATALOG = {
   MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },
   TOOL_NOT_FOUND: { category: 'user', summary: 'the model asked for a tool the agent does not have' },
   TOOL_FAILED: { category: 'third_party', summary: 'a tool threw' },
+  TOOL_ARGS_INVALID: { category: 'user', summary: 'a tool was called with arguments that do not match its parameters' },
+  TOOL_TARGET_INVALID: { category: 'user', summary: 'a tool target (file or folder) is missing or of the wrong kind' },
   SANDBOX_ESCAPE: { category: 'user', summary: 'a path leaves the sandbox folder' },
   AGENT_NOT_FOUND: { category: 'user', summary: 'no agent has this id' },
   // hooks

@@ -23,6 +23,8 @@ export interface ModelRequest {
   operationId: string;
   /** Number of model turns this operation already took (scripted providers replay by it). */
   turnIndex: number;
+  /** The agent file's `model` block (provider-specific options such as a scripted model's turns). */
+  modelOptions?: Record<string, unknown>;
   temperature?: number;
   maxOutputTokens?: number;
 }

@@ -20,6 +20,10 @@ export interface OperationState {
   /** After a failed compaction, do not retry below this token count. */
   compactRetryAboveTokens?: number;
   lastText?: string;
+  /** Model turns taken (scripted models replay by it). */
+  modelTurns: number;
+  /** Compactions done (scripted summaries replay by it). */
+  compactions: number;
 }
 
 export interface OperationRecord {

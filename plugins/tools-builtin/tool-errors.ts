@@ -1,13 +1,8 @@
 import { HookgateError } from '../../kernel/errors.js';
 
-/**
- * Error codes the builtin tools raise. The catalog has no dedicated codes for
- * bad tool arguments or a missing file yet, so both use `TOOL_FAILED` (the
- * closest code) and carry a machine-readable `details.reason`; switching to
- * dedicated codes later is a change in this file only.
- */
-const INVALID_ARGS_CODE = 'TOOL_FAILED' as const;
-const FS_FAILURE_CODE = 'TOOL_FAILED' as const;
+/** Error codes the builtin tools raise; errors also carry a machine-readable `details.reason`. */
+const INVALID_ARGS_CODE = 'TOOL_ARGS_INVALID' as const;
+const FS_FAILURE_CODE = 'TOOL_TARGET_INVALID' as const;
 
 /** A tool argument is missing, of the wrong type, or unknown. */
 export function invalidArgument(tool: string, message: string, argument?: string): HookgateError {

@@ -36,6 +36,12 @@ function isAcceptableUrl(value: string): boolean {
   }
 }
 
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 // Every message is fixed text: valibot's defaults echo the received value, which may be a secret.
 const WebhookSchema = v.strictObject(
   {
@@ -56,7 +62,7 @@ const WebhookSchema = v.strictObject(
       v.array(v.pipe(v.string('expected a string'), v.regex(ENV_VAR_NAME, 'expected an environment variable name matching [A-Z_][A-Z0-9_]*')), 'expected an array of environment variable names'),
     ),
     eventFields: v.optional(v.array(v.string('expected a string'), 'expected an array of field names')),
-    body: v.optional(v.record(v.string(), v.unknown(), 'expected an object')),
+    body: v.optional(v.custom<Record<string, unknown>>(isPlainObject, 'expected an object')),
     responseHandling: v.optional(v.picklist(['ignore', 'toolCall'], 'expected "ignore" or "toolCall"')),
     onError: v.optional(v.picklist(['continue', 'block'], 'expected "continue" or "block"')),
     fallback: v.optional(v.picklist(['fetch', 'none'], 'expected "fetch" or "none"')),
@@ -67,12 +73,6 @@ const WebhookSchema = v.strictObject(
 function fail(where: string, path: string, message: string): never {
   const at = path ? `webhook.${path}` : 'webhook';
   throw new HookgateError('WEBHOOK_CONFIG_INVALID', `${where} ${at}: ${message}`, { details: { where, path: at } });
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function pathOf(issue: v.BaseIssue<unknown>): string {
@@ -94,6 +94,8 @@ function pathOf(issue: v.BaseIssue<unknown>): string {
  */
 export function validateWebhookConfig(hookType: HookType, raw: unknown, where: string): WebhookConfig {
   if (!isPlainObject(raw)) fail(where, '', 'expected an object');
+  // valibot's record() would accept an array as an object with index keys.
+  if (raw.headers !== undefined && !isPlainObject(raw.headers)) fail(where, 'headers', 'expected an object of string values');
   const parsed = v.safeParse(WebhookSchema, raw);
   if (!parsed.success) {
     const issue = parsed.issues[0];

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { isHookgateError } from '../../../kernel/errors.js';
 import { createSandboxFixture, toolContext, type SandboxFixture } from './sandbox-fixture.js';
 
-function failsWith(code: 'TOOL_FAILED' | 'TOOL_NOT_FOUND', message: string | RegExp) {
+function failsWith(code: 'TOOL_ARGS_INVALID' | 'TOOL_TARGET_INVALID' | 'TOOL_NOT_FOUND', message: string | RegExp) {
   return (err: unknown) => {
     assert.ok(isHookgateError(err, code), `expected ${code}, got ${String(err)}`);
     if (typeof message === 'string') assert.equal(err.message, message);
@@ -98,7 +98,7 @@ describe('tools-builtin fs tools', () => {
 
     it('gives a clear not-found error for a missing file', async () => {
       await assert.rejects(fx.call('fs', 'readFile', { path: 'nope.txt' }), (err: unknown) => {
-        assert.ok(isHookgateError(err, 'TOOL_FAILED'));
+        assert.ok(isHookgateError(err, 'TOOL_TARGET_INVALID'));
         assert.equal(err.message, 'path "nope.txt" does not exist');
         assert.equal(err.details.reason, 'not_found');
         return true;
@@ -107,7 +107,7 @@ describe('tools-builtin fs tools', () => {
 
     it('refuses to read a directory and points to fs/listDir', async () => {
       await mkdir(path.join(fx.root, 'dir'));
-      await assert.rejects(fx.call('fs', 'readFile', { path: 'dir' }), failsWith('TOOL_FAILED', 'path "dir" is a directory (use fs/listDir)'));
+      await assert.rejects(fx.call('fs', 'readFile', { path: 'dir' }), failsWith('TOOL_TARGET_INVALID', 'path "dir" is a directory (use fs/listDir)'));
     });
 
     it('refuses to read a FIFO instead of hanging on it', async function () {
@@ -116,17 +116,17 @@ describe('tools-builtin fs tools', () => {
       } catch {
         this.skip();
       }
-      await assert.rejects(fx.call('fs', 'readFile', { path: 'pipe' }), failsWith('TOOL_FAILED', 'path "pipe" is not a regular file'));
+      await assert.rejects(fx.call('fs', 'readFile', { path: 'pipe' }), failsWith('TOOL_TARGET_INVALID', 'path "pipe" is not a regular file'));
     });
 
     it('refuses to write over a directory', async () => {
       await mkdir(path.join(fx.root, 'dir'));
-      await assert.rejects(fx.call('fs', 'writeFile', { path: 'dir', content: 'x' }), failsWith('TOOL_FAILED', 'path "dir" is a directory'));
+      await assert.rejects(fx.call('fs', 'writeFile', { path: 'dir', content: 'x' }), failsWith('TOOL_TARGET_INVALID', 'path "dir" is a directory'));
     });
 
     it('refuses to write where a parent is a file', async () => {
       await writeFile(path.join(fx.root, 'file.txt'), 'x');
-      await assert.rejects(fx.call('fs', 'writeFile', { path: 'file.txt/child.txt', content: 'x' }), failsWith('TOOL_FAILED', 'path "file.txt/child.txt" has a parent that is a file, not a directory'));
+      await assert.rejects(fx.call('fs', 'writeFile', { path: 'file.txt/child.txt', content: 'x' }), failsWith('TOOL_TARGET_INVALID', 'path "file.txt/child.txt" has a parent that is a file, not a directory'));
     });
   });
 
@@ -162,11 +162,11 @@ describe('tools-builtin fs tools', () => {
 
     it('refuses to list a file and points to fs/readFile', async () => {
       await writeFile(path.join(fx.root, 'f.txt'), 'x');
-      await assert.rejects(fx.call('fs', 'listDir', { path: 'f.txt' }), failsWith('TOOL_FAILED', 'path "f.txt" is not a directory (use fs/readFile)'));
+      await assert.rejects(fx.call('fs', 'listDir', { path: 'f.txt' }), failsWith('TOOL_TARGET_INVALID', 'path "f.txt" is not a directory (use fs/readFile)'));
     });
 
     it('gives a clear not-found error for a missing folder', async () => {
-      await assert.rejects(fx.call('fs', 'listDir', { path: 'missing' }), failsWith('TOOL_FAILED', 'path "missing" does not exist'));
+      await assert.rejects(fx.call('fs', 'listDir', { path: 'missing' }), failsWith('TOOL_TARGET_INVALID', 'path "missing" does not exist'));
     });
   });
 
@@ -199,13 +199,13 @@ describe('tools-builtin fs tools', () => {
 
     it('refuses a non-empty folder unless recursive is true', async () => {
       await fx.call('fs', 'writeFile', { path: 'd/x.txt', content: 'x' });
-      await assert.rejects(fx.call('fs', 'deletePath', { path: 'd' }), failsWith('TOOL_FAILED', /not empty \(pass recursive: true/));
+      await assert.rejects(fx.call('fs', 'deletePath', { path: 'd' }), failsWith('TOOL_TARGET_INVALID', /not empty \(pass recursive: true/));
       await fx.call('fs', 'deletePath', { path: 'd', recursive: true });
       assert.equal(existsSync(path.join(fx.root, 'd')), false);
     });
 
     it('refuses to delete the sandbox root', async () => {
-      await assert.rejects(fx.call('fs', 'deletePath', { path: '.', recursive: true }), failsWith('TOOL_FAILED', /sandbox root folder and cannot be deleted/));
+      await assert.rejects(fx.call('fs', 'deletePath', { path: '.', recursive: true }), failsWith('TOOL_TARGET_INVALID', /sandbox root folder and cannot be deleted/));
       assert.equal(existsSync(fx.root), true);
     });
 
@@ -227,37 +227,37 @@ describe('tools-builtin fs tools', () => {
 
   describe('bad arguments', () => {
     it('names a missing path argument', async () => {
-      await assert.rejects(fx.call('fs', 'readFile', {}), failsWith('TOOL_FAILED', 'fs/readFile: argument "path" is required (a string)'));
+      await assert.rejects(fx.call('fs', 'readFile', {}), failsWith('TOOL_ARGS_INVALID', 'fs/readFile: argument "path" is required (a string)'));
     });
 
     it('names a path of the wrong type', async () => {
-      await assert.rejects(fx.call('fs', 'readFile', { path: 42 }), failsWith('TOOL_FAILED', 'fs/readFile: argument "path" must be a string, got number'));
+      await assert.rejects(fx.call('fs', 'readFile', { path: 42 }), failsWith('TOOL_ARGS_INVALID', 'fs/readFile: argument "path" must be a string, got number'));
     });
 
     it('refuses an empty path', async () => {
-      await assert.rejects(fx.call('fs', 'writeFile', { path: '', content: 'x' }), failsWith('TOOL_FAILED', 'fs/writeFile: argument "path" must not be empty'));
+      await assert.rejects(fx.call('fs', 'writeFile', { path: '', content: 'x' }), failsWith('TOOL_ARGS_INVALID', 'fs/writeFile: argument "path" must not be empty'));
     });
 
     it('names missing content', async () => {
-      await assert.rejects(fx.call('fs', 'writeFile', { path: 'a.txt' }), failsWith('TOOL_FAILED', 'fs/writeFile: argument "content" is required (a string)'));
+      await assert.rejects(fx.call('fs', 'writeFile', { path: 'a.txt' }), failsWith('TOOL_ARGS_INVALID', 'fs/writeFile: argument "content" is required (a string)'));
     });
 
     it('names an unknown argument and lists the expected ones', async () => {
       await assert.rejects(
         fx.call('fs', 'readFile', { file: 'a.txt' }),
-        failsWith('TOOL_FAILED', 'fs/readFile: unknown argument "file"; expected "path", "encoding"'),
+        failsWith('TOOL_ARGS_INVALID', 'fs/readFile: unknown argument "file"; expected "path", "encoding"'),
       );
     });
 
     it('names an encoding that is not offered', async () => {
       await assert.rejects(
         fx.call('fs', 'readFile', { path: 'a.txt', encoding: 'ebcdic' }),
-        failsWith('TOOL_FAILED', /argument "encoding" must be one of "utf8", "base64", "hex", "latin1", got "ebcdic"/),
+        failsWith('TOOL_ARGS_INVALID', /argument "encoding" must be one of "utf8", "base64", "hex", "latin1", got "ebcdic"/),
       );
     });
 
     it('names a recursive flag of the wrong type', async () => {
-      await assert.rejects(fx.call('fs', 'deletePath', { path: 'a', recursive: 'yes' }), failsWith('TOOL_FAILED', /argument "recursive" must be a boolean, got string/));
+      await assert.rejects(fx.call('fs', 'deletePath', { path: 'a', recursive: 'yes' }), failsWith('TOOL_ARGS_INVALID', /argument "recursive" must be a boolean, got string/));
     });
 
     it('marks argument errors as invalid_args with the argument name', async () => {
@@ -298,7 +298,7 @@ describe('tools-builtin time/now', () => {
   it('refuses arguments it does not take', async () => {
     const fx = await createSandboxFixture();
     try {
-      await assert.rejects(fx.call('time', 'now', { zone: 'UTC' }), failsWith('TOOL_FAILED', 'time/now: unknown argument "zone"; it takes no arguments'));
+      await assert.rejects(fx.call('time', 'now', { zone: 'UTC' }), failsWith('TOOL_ARGS_INVALID', 'time/now: unknown argument "zone"; it takes no arguments'));
     } finally {
       await fx.cleanup();
     }

@@ -1,0 +1,62 @@
+import * as v from 'valibot';
+import { HookgateError } from './errors.js';
+
+const ToolRef = v.pipe(v.string(), v.regex(/^(\*|[A-Za-z0-9_.-]+\/(\*|[A-Za-z0-9_.-]+))$/, 'expected "identifier/apiName", "identifier/*" or "*"'));
+
+/** An agent file: what model, which tools, what instructions, which limits. */
+export const AgentDefinitionSchema = v.strictObject({
+  id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'expected letters, digits, "-", "_" or "."')),
+  description: v.optional(v.string()),
+  instructions: v.optional(v.string()),
+  model: v.looseObject({
+    /** Name of a model provider plugin: `scripted`, `openai`... */
+    provider: v.string(),
+    /** Provider-specific model name. */
+    name: v.optional(v.string()),
+    temperature: v.optional(v.number()),
+    maxOutputTokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    /** Prices per million tokens, for cost limits. */
+    pricing: v.optional(v.strictObject({ inputPerMillion: v.number(), outputPerMillion: v.number() })),
+  }),
+  /** Tools the agent may call; `fs/*` allows a whole identifier. */
+  tools: v.optional(v.array(ToolRef)),
+  /** Tools that need a human's approval before they run. */
+  approval: v.optional(v.strictObject({ tools: v.array(ToolRef) })),
+  limits: v.optional(
+    v.strictObject({
+      maxSteps: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      maxTotalTokens: v.optional(v.pipe(v.number(), v.minValue(1))),
+      maxCost: v.optional(v.pipe(v.number(), v.minValue(0))),
+    }),
+  ),
+  compaction: v.optional(
+    v.strictObject({
+      thresholdTokens: v.pipe(v.number(), v.integer(), v.minValue(1)),
+      keepRecent: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+    }),
+  ),
+  /** Sub-agents the model may call as the tool `agents/<id>`. */
+  subagents: v.optional(v.array(v.string())),
+});
+
+export type AgentDefinition = v.InferOutput<typeof AgentDefinitionSchema>;
+
+export const DEFAULT_MAX_STEPS = 50;
+
+/** Validates an agent definition; errors name the source and key path. */
+export function parseAgentDefinition(raw: unknown, source: string): AgentDefinition {
+  const result = v.safeParse(AgentDefinitionSchema, raw);
+  if (result.success) return result.output;
+  const lines = result.issues.map((issue) => {
+    const at = v.getDotPath(issue) ?? '(top level)';
+    const what = issue.type === 'strict_object' ? 'unknown key' : issue.kind === 'validation' ? issue.message : `expected ${issue.expected}, got ${issue.received}`;
+    return `${source}: ${at}: ${what}`;
+  });
+  throw new HookgateError('AGENT_INVALID', lines.join('\n'), { details: { source, problems: lines } });
+}
+
+/** Whether a tool reference list (`fs/*`, `*`, `fs/readFile`) covers a tool. */
+export function toolListCovers(list: readonly string[] | undefined, identifier: string, apiName: string): boolean {
+  if (!list) return false;
+  return list.some((ref) => ref === '*' || ref === `${identifier}/*` || ref === `${identifier}/${apiName}`);
+}

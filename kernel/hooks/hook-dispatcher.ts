@@ -1,0 +1,268 @@
+import { CriticalHookDeliveryError, HookgateError, errorMessage } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ToolResult } from '../messages.js';
+import {
+  restoreHooks,
+  serializeHooks,
+  snapshotHooks,
+  RESERVED_ENV_HOOK_PREFIX,
+  type RegisteredHook,
+  type WebhookValidator,
+} from './hook-registration.js';
+import type {
+  AfterToolCallEvent,
+  AgentHook,
+  BeforeToolCallEvent,
+  ControlVerdict,
+  HookEventMap,
+  HookType,
+  MockResult,
+  SerializedHook,
+  ToolCallHookContext,
+} from './hook-types.js';
+
+/** What the dispatcher needs to deliver webhook hooks (built from kernel/hooks/webhook). */
+export interface WebhookSupport {
+  validate: WebhookValidator;
+  sendNotification(hook: SerializedHook, event: object, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; critical: boolean; kind?: string; message?: string }>;
+  evaluateControl(
+    hook: SerializedHook,
+    event: object,
+    signal?: AbortSignal,
+  ): Promise<{ kind: 'allow' | 'deny' | 'notification' | 'error' | 'cancelled'; reason?: string }>;
+  /** The current environment hooks, read at every evaluation (never persisted). */
+  environmentHooks(): SerializedHook[];
+}
+
+export type DeliveryMode = 'local' | 'queue';
+
+export interface HookDispatcherOptions {
+  logger: Logger;
+  /** `local` calls handlers; `queue` delivers only serialized webhooks. */
+  mode?: DeliveryMode;
+  webhooks?: WebhookSupport;
+  /** Reads an operation's persisted caller hooks; a rejection propagates (no policy is never assumed). */
+  loadPersistedHooks?: (operationId: string) => Promise<unknown[]>;
+}
+
+export type MockOutcome = { isMocked: true; result: MockResult } | null;
+
+const DEFAULT_DENY_REASON: Record<'beforeToolCall' | 'afterToolCall', string> = {
+  beforeToolCall: 'Blocked by beforeToolCall hook.',
+  afterToolCall: 'Blocked by afterToolCall hook.',
+};
+
+/**
+ * Stores hooks per operation and dispatches them: one hook at a time, in
+ * registration order, each awaited. Ordinary handler and webhook errors are
+ * logged and never fatal; `fallback: 'none'` webhook failures raise one
+ * CriticalHookDeliveryError after every sibling ran.
+ */
+export class HookDispatcher {
+  readonly mode: DeliveryMode;
+  private readonly logger: Logger;
+  private readonly webhooks: WebhookSupport | undefined;
+  private readonly loadPersisted: ((operationId: string) => Promise<unknown[]>) | undefined;
+  private readonly registrations = new Map<string, readonly RegisteredHook[]>();
+  private readonly restored = new Map<string, Promise<readonly RegisteredHook[]>>();
+
+  constructor(options: HookDispatcherOptions) {
+    this.logger = options.logger;
+    this.mode = options.mode ?? 'local';
+    this.webhooks = options.webhooks;
+    this.loadPersisted = options.loadPersistedHooks;
+  }
+
+  /**
+   * Validates the whole batch, then replaces the operation's hooks with
+   * snapshots. Throws HOOK_INVALID and changes nothing on any problem.
+   */
+  register(operationId: string, hooks: readonly AgentHook[]): void {
+    const snapshot = snapshotHooks(hooks, this.webhooks?.validate, (id) =>
+      this.logger.warn('dropped a caller hook with a reserved environment id', { operationId, hookId: id }),
+    );
+    this.registrations.set(operationId, Object.freeze(snapshot));
+    this.restored.delete(operationId);
+  }
+
+  /** Forgets the operation's hooks (called on completion). */
+  unregister(operationId: string): void {
+    this.registrations.delete(operationId);
+    this.restored.delete(operationId);
+  }
+
+  /** Whether the operation has in-memory hooks (of a type, when given). */
+  hasHooks(operationId: string, type?: HookType): boolean {
+    const list = this.registrations.get(operationId);
+    if (!list || list.length === 0) return false;
+    return type === undefined || list.some((h) => h.type === type);
+  }
+
+  /** Whether a hook of the type can be delivered in this mode (queue mode cannot call handlers). */
+  canDeliver(operationId: string, type: HookType): boolean {
+    const list = this.registrations.get(operationId) ?? [];
+    return list.some((h) => h.type === type && this.deliverable(h));
+  }
+
+  /** The persisted form: webhook hooks only, env templates kept, secrets never expanded. */
+  getSerializedHooks(operationId: string): SerializedHook[] {
+    return serializeHooks(this.registrations.get(operationId) ?? []);
+  }
+
+  /**
+   * Ordinary (notification) dispatch of one event. `webhooksOnly` skips local
+   * handlers (beforeToolCall observation, whose handlers ran with `mock`).
+   */
+  async dispatch<T extends HookType>(
+    operationId: string,
+    type: T,
+    event: HookEventMap[T],
+    options: { signal?: AbortSignal; webhooksOnly?: boolean } = {},
+  ): Promise<void> {
+    const hooks = await this.hooksFor(operationId);
+    let critical: CriticalHookDeliveryError | undefined;
+    for (const hook of hooks) {
+      if (hook.type !== type || hook.isControl || !this.matches(hook, event) || !this.deliverable(hook)) continue;
+      if (this.mode === 'local' && hook.handler) {
+        if (options.webhooksOnly) continue;
+        try {
+          await hook.handler(event as never);
+        } catch (err) {
+          this.logger.error('hook handler failed', { operationId, hookId: hook.id, hookType: type, error: errorMessage(err) });
+        }
+        continue;
+      }
+      const outcome = await this.webhooks!.sendNotification(this.serialized(hook), event, options.signal);
+      if (!outcome.ok) {
+        this.logger.warn('webhook delivery failed', { operationId, hookId: hook.id, hookType: type, kind: outcome.kind });
+        if (outcome.critical) critical ??= new CriticalHookDeliveryError(hook.id);
+      }
+    }
+    if (critical) throw critical;
+  }
+
+  /**
+   * Runs local beforeToolCall handlers with `event.mock()`. The first accepted
+   * mock wins and skips the remaining handlers. Delivers no webhooks. Always
+   * null in queue mode.
+   */
+  async dispatchBeforeToolCall(operationId: string, context: ToolCallHookContext): Promise<MockOutcome> {
+    if (this.mode === 'queue') return null;
+    const hooks = this.registrations.get(operationId) ?? [];
+    let mocked: MockResult | undefined;
+    const event: BeforeToolCallEvent = {
+      ...context,
+      mock: (result: MockResult) => {
+        if (mocked !== undefined) return false;
+        mocked = { ...result };
+        return true;
+      },
+    };
+    for (const hook of hooks) {
+      if (mocked !== undefined) break;
+      if (hook.type !== 'beforeToolCall' || hook.isControl || !hook.handler || !this.matches(hook, context)) continue;
+      try {
+        await hook.handler(event);
+      } catch (err) {
+        this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, error: errorMessage(err), mockedBeforeThrow: mocked !== undefined });
+      }
+    }
+    return mocked === undefined ? null : { isMocked: true, result: mocked };
+  }
+
+  /** beforeToolCall controls: caller controls in order, then environment controls. */
+  evaluateToolCall(operationId: string, event: ToolCallHookContext, signal?: AbortSignal): Promise<ControlVerdict> {
+    return this.evaluateControls(operationId, 'beforeToolCall', event, signal);
+  }
+
+  /** afterToolCall controls, with the full untrimmed result; runs before anything is published. */
+  evaluateAfterToolCall(operationId: string, event: AfterToolCallEvent, signal?: AbortSignal): Promise<ControlVerdict> {
+    return this.evaluateControls(operationId, 'afterToolCall', event, signal);
+  }
+
+  /** Whether any control (caller or environment) could answer for this tool event. */
+  async hasControls(operationId: string, type: 'beforeToolCall' | 'afterToolCall', event: ToolCallHookContext): Promise<boolean> {
+    const hooks = await this.hooksFor(operationId);
+    return hooks.some((h) => h.type === type && h.isControl && this.matches(h, event));
+  }
+
+  private async evaluateControls(
+    operationId: string,
+    type: 'beforeToolCall' | 'afterToolCall',
+    event: ToolCallHookContext | AfterToolCallEvent,
+    signal: AbortSignal | undefined,
+  ): Promise<ControlVerdict> {
+    if (signal?.aborted) return { decision: 'cancelled' };
+    const hooks = await this.hooksFor(operationId);
+    for (const hook of hooks) {
+      if (hook.type !== type || !hook.isControl || !this.matches(hook, event)) continue;
+      if (signal?.aborted) return { decision: 'cancelled' };
+      const answer = await this.webhooks!.evaluateControl(this.serialized(hook), event, signal);
+      if (signal?.aborted || answer.kind === 'cancelled') return { decision: 'cancelled' };
+      if (answer.kind === 'deny') {
+        return { decision: 'blocked', reason: answer.reason || DEFAULT_DENY_REASON[type], classification: 'hook_denied', hookId: hook.id };
+      }
+      if (answer.kind === 'error') {
+        this.logger.warn('control webhook failed', { operationId, hookId: hook.id, hookType: type, reason: answer.reason, onError: hook.webhook?.onError ?? 'continue' });
+        if (hook.webhook?.onError === 'block') {
+          return { decision: 'blocked', reason: 'hook_control_error', classification: 'hook_control_error', hookId: hook.id };
+        }
+      }
+      // allow, notification, or a tolerated error: the next control is still checked.
+    }
+    return { decision: 'allow' };
+  }
+
+  /**
+   * The hooks in force for an operation: in-memory registrations, else the
+   * persisted caller hooks; then the current environment hooks.
+   */
+  private async hooksFor(operationId: string): Promise<readonly RegisteredHook[]> {
+    let caller = this.registrations.get(operationId);
+    if (!caller) {
+      if (this.loadPersisted) {
+        let pending = this.restored.get(operationId);
+        if (!pending) {
+          pending = this.loadPersisted(operationId).then((raw) => restoreHooks(raw, this.webhooks?.validate, operationId));
+          this.restored.set(operationId, pending);
+          pending.catch(() => this.restored.delete(operationId));
+        }
+        caller = await pending;
+      } else {
+        caller = [];
+      }
+    }
+    const env = this.environmentHooks();
+    if (env.length === 0) return caller;
+    return [...caller.filter((h) => !h.id.startsWith(RESERVED_ENV_HOOK_PREFIX)), ...env];
+  }
+
+  private environmentHooks(): RegisteredHook[] {
+    if (!this.webhooks) return [];
+    const raw = this.webhooks.environmentHooks();
+    if (raw.length === 0) return [];
+    // Env hooks carry the reserved prefix, so they are validated here, not dropped.
+    return raw.map((h) => {
+      const [snap] = snapshotHooks([{ ...h, id: `env:${h.id}` }], this.webhooks!.validate);
+      return Object.freeze({ ...snap!, id: h.id });
+    });
+  }
+
+  private deliverable(hook: RegisteredHook): boolean {
+    if (this.mode === 'local') return hook.handler !== undefined || (hook.webhook !== undefined && this.webhooks !== undefined);
+    return hook.webhook !== undefined && this.webhooks !== undefined;
+  }
+
+  private matches(hook: RegisteredHook, event: object): boolean {
+    if (hook.matcher.matchesAll) return true;
+    const e = event as { identifier?: unknown; apiName?: unknown };
+    return hook.matcher.test(typeof e.identifier === 'string' ? e.identifier : undefined, typeof e.apiName === 'string' ? e.apiName : undefined);
+  }
+
+  private serialized(hook: RegisteredHook): SerializedHook {
+    if (!hook.webhook) throw new HookgateError('HOOK_INVALID', `hook "${hook.id}" has no webhook to deliver`);
+    return { id: hook.id, type: hook.type, ...(hook.matcher.source !== undefined ? { matcher: hook.matcher.source } : {}), webhook: hook.webhook };
+  }
+}
+
+export type { ToolResult };

@@ -1,0 +1,118 @@
+import { HookgateError } from '../errors.js';
+import { compileToolMatcher, type ToolMatcher } from './matcher.js';
+import { HOOK_TYPES, TOOL_HOOK_TYPES, isHookType, type HookHandler, type HookType, type SerializedHook, type WebhookConfig } from './hook-types.js';
+
+/** A validated, snapshotted hook: later changes to the caller's object change nothing. */
+export interface RegisteredHook {
+  readonly id: string;
+  readonly type: HookType;
+  readonly matcher: ToolMatcher;
+  readonly handler?: HookHandler;
+  readonly webhook?: Readonly<WebhookConfig>;
+  /** A control answers allow/deny (`responseHandling: 'toolCall'`); controls get no notifications. */
+  readonly isControl: boolean;
+}
+
+/** Ids starting with this are environment hooks; callers may not use it. */
+export const RESERVED_ENV_HOOK_PREFIX = 'server-env-webhook:';
+
+export type WebhookValidator = (type: HookType, raw: unknown, where: string) => WebhookConfig;
+
+/**
+ * Validates a whole batch before anything is kept, and returns snapshots.
+ * Throws HOOK_INVALID naming the hook index, id and field. Caller hooks with a
+ * reserved environment id are dropped (reported through `onDropped`).
+ */
+export function snapshotHooks(
+  hooks: unknown,
+  validateWebhook: WebhookValidator | undefined,
+  onDropped?: (id: string) => void,
+): RegisteredHook[] {
+  if (!Array.isArray(hooks)) throw invalid('hooks', 'expected a list of hooks');
+  const out: RegisteredHook[] = [];
+  hooks.forEach((raw, index) => {
+    const where = `hooks[${index}]`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(where, 'expected an object');
+    const h = raw as Record<string, unknown>;
+    const known = new Set(['id', 'type', 'matcher', 'handler', 'webhook']);
+    for (const key of Object.keys(h)) if (!known.has(key)) throw invalid(`${where}.${key}`, 'unknown key');
+    if (typeof h.id !== 'string' || h.id.trim() === '') throw invalid(`${where}.id`, 'expected a non-empty string');
+    const at = `${where} "${h.id}"`;
+    if (!isHookType(h.type)) throw invalid(`${at}.type`, `unknown hook type ${JSON.stringify(h.type)}; expected one of ${HOOK_TYPES.join(', ')}`);
+    const type = h.type;
+    if (h.handler !== undefined && typeof h.handler !== 'function') throw invalid(`${at}.handler`, 'expected a function');
+    if (h.handler === undefined && h.webhook === undefined) throw invalid(at, 'a hook needs a handler or a webhook');
+    let matcher: ToolMatcher;
+    if (h.matcher !== undefined) {
+      if (typeof h.matcher !== 'string') throw invalid(`${at}.matcher`, 'expected a string');
+      if (!TOOL_HOOK_TYPES.includes(type) && !(h.matcher === '' || h.matcher === '*')) {
+        throw invalid(`${at}.matcher`, `matchers are only allowed on ${TOOL_HOOK_TYPES.join(', ')}, not on ${type}`);
+      }
+      try {
+        matcher = compileToolMatcher(h.matcher);
+      } catch (err) {
+        throw invalid(`${at}.matcher`, (err as Error).message);
+      }
+    } else {
+      matcher = compileToolMatcher(undefined);
+    }
+    let webhook: WebhookConfig | undefined;
+    if (h.webhook !== undefined) {
+      if (!validateWebhook) throw invalid(`${at}.webhook`, 'webhook hooks need a webhook transport plugin (transport-fetch) to be enabled');
+      webhook = deepFreeze(validateWebhook(type, structuredClone(h.webhook), `${at}.webhook`));
+    }
+    if (h.id.startsWith(RESERVED_ENV_HOOK_PREFIX)) {
+      onDropped?.(h.id);
+      return;
+    }
+    out.push(
+      Object.freeze({
+        id: h.id,
+        type,
+        matcher,
+        handler: h.handler as HookHandler | undefined,
+        webhook,
+        isControl: webhook?.responseHandling === 'toolCall',
+      }),
+    );
+  });
+  return out;
+}
+
+/** What is persisted for an operation: webhook hooks only, templates kept, no functions. */
+export function serializeHooks(hooks: readonly RegisteredHook[]): SerializedHook[] {
+  return hooks
+    .filter((h) => h.webhook !== undefined && !h.id.startsWith(RESERVED_ENV_HOOK_PREFIX))
+    .map((h) => ({ id: h.id, type: h.type, ...(h.matcher.source !== undefined ? { matcher: h.matcher.source } : {}), webhook: structuredClone(h.webhook!) as WebhookConfig }));
+}
+
+/**
+ * Restores persisted hooks strictly: anything that does not validate makes
+ * the restore fail (HOOK_RESTORE_FAILED), so an operation never runs without
+ * its policy.
+ */
+export function restoreHooks(raw: unknown, validateWebhook: WebhookValidator | undefined, operationId: string): RegisteredHook[] {
+  try {
+    if (!Array.isArray(raw)) throw new Error('expected a list');
+    for (const [i, h] of raw.entries()) {
+      if (typeof h !== 'object' || h === null || (h as { webhook?: unknown }).webhook === undefined || 'handler' in h) {
+        throw new Error(`hooks[${i}] is not a serialized webhook hook`);
+      }
+    }
+    return snapshotHooks(raw, validateWebhook);
+  } catch (err) {
+    throw new HookgateError('HOOK_RESTORE_FAILED', `persisted hooks of operation ${operationId} are corrupt: ${(err as Error).message}`, { cause: err, details: { operationId } });
+  }
+}
+
+function invalid(where: string, what: string): HookgateError {
+  return new HookgateError('HOOK_INVALID', `${where}: ${what}`, { details: { where } });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,217 @@
+import 'reflect-metadata';
+import type { HookgateConfig } from '../config/defaults.js';
+import { HookgateError } from './errors.js';
+import { HookDispatcher, type WebhookSupport } from './hooks/hook-dispatcher.js';
+import { createLogger, SecretScrubber, type Logger as LoggerContract } from './logger.js';
+import type { Plugin } from './plugin.js';
+import { PluginHost, type PluginStatus } from './plugin-host.js';
+import { AgentRegistry } from './runtime/agent-registry.js';
+import { AgentRuntime, type ExecAgentOptions } from './runtime/agent-runtime.js';
+import { OperationEvents } from './runtime/operation-events.js';
+import { toolKey } from './runtime/runtime-deps.js';
+import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
+import type { Token } from './token.js';
+import { Config, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources } from './tokens.js';
+import type { ModelProvider } from './model.js';
+import type { ToolDefinition, ToolSource } from './tools.js';
+
+export interface KernelOptions {
+  config: HookgateConfig;
+  plugins?: readonly Plugin[];
+  logger?: LoggerContract;
+  scrubber?: SecretScrubber;
+  /** Builds webhook delivery once plugins are started (kernel/hooks/webhook); without it, webhook hooks are rejected. */
+  webhookSupport?: (kernel: Kernel) => WebhookSupport | undefined;
+  /** `queue` delivers only serialized webhooks (workers); default `local`. */
+  deliveryMode?: 'local' | 'queue';
+}
+
+/** A handle on a started operation. */
+export interface OperationHandle {
+  readonly operationId: string;
+  /** Resolves when the operation is parked for a human or terminal. */
+  settled(): Promise<OperationRecord>;
+  /** Resolves only when the operation is terminal. */
+  completed(): Promise<OperationRecord>;
+}
+
+const CORE_TOKENS: readonly Token<unknown>[] = [Config, Logger, Secrets];
+
+/**
+ * The microkernel: a tsyringe child container, the plugin lifecycle, one hook
+ * dispatcher and one agent runtime. Plugins are added before `start()`;
+ * after it, nothing can be added.
+ */
+export class Kernel {
+  readonly config: HookgateConfig;
+  readonly logger: LoggerContract;
+  readonly secrets: SecretScrubber;
+  readonly agents = new AgentRegistry();
+  readonly events = new OperationEvents();
+  private readonly host: PluginHost;
+  private readonly options: KernelOptions;
+  private dispatcherInstance: HookDispatcher | undefined;
+  private runtime: AgentRuntime | undefined;
+
+  constructor(options: KernelOptions) {
+    this.options = options;
+    this.config = options.config;
+    this.secrets = options.scrubber ?? new SecretScrubber();
+    this.logger = options.logger ?? createLogger({ level: options.config.log.level, scrubber: this.secrets });
+    this.host = new PluginHost(CORE_TOKENS);
+    this.host.bindCore(Config, this.config);
+    this.host.bindCore(Logger, this.logger);
+    this.host.bindCore(Secrets, this.secrets);
+    for (const p of options.plugins ?? []) this.host.add(p);
+  }
+
+  /** Adds a plugin. Throws KERNEL_FROZEN once the kernel started. */
+  use(plugin: Plugin): this {
+    this.host.add(plugin);
+    return this;
+  }
+
+  /** Validates the plugin graph, starts plugins in dependency order, then the runtime. */
+  async start(): Promise<void> {
+    await this.host.start();
+    try {
+      const store = this.host.resolve(Store);
+      this.dispatcherInstance = new HookDispatcher({
+        logger: this.logger.child({ component: 'hooks' }),
+        mode: this.options.deliveryMode ?? 'local',
+        webhooks: this.options.webhookSupport?.(this),
+        loadPersistedHooks: (id) => store.loadHooks(id),
+      });
+      const models = new Map<string, ModelProvider>();
+      for (const m of this.host.resolveAll(ModelProviders)) models.set(m.name, m);
+      const tools = new Map<string, { tool: ToolDefinition; source: ToolSource }>();
+      for (const source of this.host.resolveAll(ToolSources)) {
+        for (const tool of source.list()) tools.set(toolKey(tool.identifier, tool.apiName), { tool, source });
+      }
+      this.runtime = new AgentRuntime({
+        store,
+        dispatcher: this.dispatcherInstance,
+        logger: this.logger.child({ component: 'runtime' }),
+        events: this.events,
+        agents: this.agents,
+        models,
+        tools,
+        policies: this.host.resolveAll(ToolPolicies),
+      });
+    } catch (err) {
+      await this.host.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Stops the runtime loops, then plugins in reverse order. Idempotent. */
+  async stop(): Promise<void> {
+    await this.runtime?.shutdown();
+    await this.host.stop();
+  }
+
+  /** Plugins with their lifecycle state. */
+  plugins(): PluginStatus[] {
+    return this.host.status();
+  }
+
+  resolve<T>(token: Token<T>): T {
+    return this.host.resolve(token);
+  }
+
+  resolveAll<T>(token: Token<T>): T[] {
+    return this.host.resolveAll(token);
+  }
+
+  /** The hook dispatcher shared by every operation (document 000's HookDispatcher). */
+  get hooks(): HookDispatcher {
+    return this.requireStarted().dispatcher;
+  }
+
+  get store(): StoreContract {
+    return this.host.resolve(Store);
+  }
+
+  /**
+   * Starts an operation: validates hooks (nothing is stored when they are
+   * invalid), persists the operation, then runs it in the background.
+   * Await `handle.completed()` for the terminal state.
+   */
+  async execAgent(options: ExecAgentOptions): Promise<OperationHandle> {
+    const { runtime } = this.requireStarted();
+    const operationId = await runtime.start(options);
+    return this.handle(operationId);
+  }
+
+  /** Approves a parked operation's pending tool call(s) and resumes it; works after a restart. */
+  async approve(operationId: string, options: { toolCallId?: string } = {}): Promise<OperationHandle> {
+    await this.requireStarted().runtime.decide(operationId, { action: 'approve', ...options });
+    return this.handle(operationId);
+  }
+
+  /** Rejects and halts the operation (`onStopByHumanIntervention`). */
+  async reject(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
+    await this.requireStarted().runtime.decide(operationId, { action: 'reject', ...options });
+    return this.handle(operationId);
+  }
+
+  /** Rejects the pending tool call(s); the model sees the reason and the run goes on. */
+  async rejectAndContinue(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
+    await this.requireStarted().runtime.decide(operationId, { action: 'reject_continue', ...options });
+    return this.handle(operationId);
+  }
+
+  /** Aborts an operation; it ends with reason `interrupted`. */
+  async abort(operationId: string): Promise<void> {
+    await this.requireStarted().runtime.abort(operationId);
+  }
+
+  /** Continues an operation a stopped process left `running`. */
+  async resume(operationId: string): Promise<OperationHandle> {
+    await this.requireStarted().runtime.resume(operationId);
+    return this.handle(operationId);
+  }
+
+  waitForOperation(operationId: string, until: 'settled' | 'terminal' = 'terminal'): Promise<OperationRecord> {
+    return this.requireStarted().runtime.wait(operationId, until);
+  }
+
+  getOperation(operationId: string): Promise<OperationRecord | undefined> {
+    return this.store.getOperation(operationId);
+  }
+
+  listOperations(filter?: OperationFilter): Promise<OperationRecord[]> {
+    return this.store.listOperations(filter);
+  }
+
+  listMessages(operationId: string, options?: { includeCompacted?: boolean }): Promise<MessageRecord[]> {
+    return this.store.listMessages(operationId, options);
+  }
+
+  listSteps(operationId: string): Promise<StepRecord[]> {
+    return this.store.listSteps(operationId);
+  }
+
+  /** The policy decision log, newest first. */
+  listDecisions(filter?: DecisionFilter): Promise<DecisionRecord[]> {
+    return this.store.listDecisions(filter);
+  }
+
+  private handle(operationId: string): OperationHandle {
+    return {
+      operationId,
+      settled: () => this.waitForOperation(operationId, 'settled'),
+      completed: () => this.waitForOperation(operationId, 'terminal'),
+    };
+  }
+
+  private requireStarted(): { runtime: AgentRuntime; dispatcher: HookDispatcher } {
+    if (!this.runtime || !this.dispatcherInstance) {
+      throw new HookgateError('KERNEL_NOT_STARTED', 'the kernel must be started first (await kernel.start())');
+    }
+    if (this.host.phaseName === 'stopped' || this.host.phaseName === 'stopping') {
+      throw new HookgateError('KERNEL_STOPPED', 'the kernel was stopped');
+    }
+    return { runtime: this.runtime, dispatcher: this.dispatcherInstance };
+  }
+}

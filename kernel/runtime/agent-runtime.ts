@@ -1,0 +1,507 @@
+import { randomUUID } from 'node:crypto';
+import { toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import { HookgateError, errorMessage } from '../errors.js';
+import type { AgentHook, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
+import { ZERO_USAGE, addUsage, estimateTokens, type Usage } from '../messages.js';
+import type { MessageRecord, NewMessage, OperationRecord, OperationState, StepCommit } from '../store.js';
+import { activeMessages, type RunningOperation } from './running-operation.js';
+import { compactableCount, decideNextStep } from './next-step.js';
+import { callModel, promptMessages, usageOf } from './model-turn.js';
+import { blockedResult, controlResult, runToolCall } from './tool-call-step.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+import { buildToolCallHookContext } from '../hooks/tool-call-context.js';
+
+export interface ExecAgentOptions {
+  /** A defined agent's id, or pass `agent` inline. */
+  agentId?: string;
+  agent?: AgentDefinition;
+  prompt: string;
+  hooks?: readonly AgentHook[];
+  /** runtime.userId: wins over origin.userId. */
+  userId?: string;
+  origin?: { userId?: string };
+  parentOperationId?: string;
+  /** Associations copied into tool contexts: topicId, sessionId, threadId, groupId, taskId, workspaceId, documentId. */
+  context?: Record<string, string>;
+}
+
+export type HumanDecision =
+  | { action: 'approve'; toolCallId?: string }
+  | { action: 'reject'; toolCallId?: string; reason?: string }
+  | { action: 'reject_continue'; toolCallId?: string; reason?: string };
+
+type Waiter = { until: 'settled' | 'terminal'; resolve: (r: OperationRecord) => void; reject: (e: unknown) => void };
+
+const TERMINAL = new Set(['done', 'error', 'interrupted']);
+
+/**
+ * The step loop. An operation is a sequence of steps, each a transition over
+ * persisted state: decide the next step from the state, dispatch beforeStep,
+ * run it, commit its writes in one transaction, dispatch afterStep. The loop
+ * parks when a human must decide and finishes with a terminal reason.
+ */
+export class AgentRuntime {
+  private readonly running = new Map<string, RunningOperation>();
+  private readonly waiters = new Map<string, Waiter[]>();
+
+  constructor(private readonly deps: RuntimeDeps) {}
+
+  /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
+  async start(options: ExecAgentOptions): Promise<string> {
+    const agent = options.agent ?? this.deps.agents.get(options.agentId ?? '');
+    const operationId = `op_${randomUUID()}`;
+    const userId = options.userId ?? options.origin?.userId;
+    // Validate hooks before anything is stored.
+    this.deps.dispatcher.register(operationId, options.hooks ?? []);
+    const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], modelTurns: 0, compactions: 0 };
+    let record: OperationRecord;
+    try {
+      record = await this.deps.store.createOperation(
+        { id: operationId, agentId: agent.id, parentOperationId: options.parentOperationId, userId, agent, context: { ...(options.context ?? {}) }, state },
+        [{ role: 'user', content: options.prompt }],
+        this.deps.dispatcher.getSerializedHooks(operationId),
+      );
+    } catch (err) {
+      this.deps.dispatcher.unregister(operationId);
+      throw err;
+    }
+    const messages = await this.deps.store.listMessages(operationId);
+    const op = this.track(record, agent, messages, options.hooks ?? [], options);
+    this.deps.events.emit({ type: 'operation_started', operationId, agentId: agent.id, parentOperationId: options.parentOperationId });
+    this.launch(op);
+    return operationId;
+  }
+
+  /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
+  async decide(operationId: string, decision: HumanDecision): Promise<void> {
+    const op = this.running.get(operationId) ?? (await this.load(operationId));
+    const approval = op.record.state.approval;
+    if (op.record.status !== 'waiting_approval' || !approval) {
+      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is ${op.record.status}, not waiting for approval`, { details: { operationId } });
+    }
+    const targets = decision.toolCallId ? approval.pendingTools.filter((t) => t.toolCallId === decision.toolCallId) : approval.pendingTools;
+    if (decision.toolCallId && targets.length === 0) {
+      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is not waiting for tool call ${decision.toolCallId}`, { details: { operationId } });
+    }
+    const state = structuredClone(op.record.state);
+    const remaining = approval.pendingTools.filter((t) => !targets.includes(t));
+    state.approval = remaining.length > 0 && decision.action === 'approve' ? { ...approval, pendingTools: remaining } : undefined;
+    const base = this.baseEvent(op);
+    const messages: NewMessage[] = [];
+
+    if (decision.action === 'approve') {
+      state.approvedToolCallIds = [...new Set([...state.approvedToolCallIds, ...targets.map((t) => t.toolCallId)])];
+    } else {
+      const reason = decision.reason ?? '';
+      // Every rejected call gets a result, so the conversation stays consistent.
+      const rejected = decision.action === 'reject' ? state.pendingToolCalls : state.pendingToolCalls.filter((c) => targets.some((t) => t.toolCallId === c.id));
+      for (const call of rejected) {
+        messages.push({
+          role: 'tool',
+          toolCallId: call.id,
+          content: reason ? `The user rejected this tool call: ${reason}` : 'The user rejected this tool call.',
+          toolResult: { content: reason ? `The user rejected this tool call: ${reason}` : 'The user rejected this tool call.', success: false, error: 'human_rejected', state: { type: 'rejected', reason } },
+        });
+      }
+      state.pendingToolCalls = state.pendingToolCalls.filter((c) => !rejected.includes(c));
+    }
+    const status = state.approval ? 'waiting_approval' : 'running';
+    await this.commit(op, { state, status, messages });
+    await this.dispatch(op, 'afterHumanIntervention', {
+      ...base,
+      action: decision.action,
+      ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
+      ...(decision.action !== 'approve' && decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
+    });
+    if (decision.action === 'reject') {
+      await this.dispatch(op, 'onStopByHumanIntervention', {
+        ...base,
+        ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
+        ...(decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
+      });
+      await this.finish(op, 'interrupted');
+      return;
+    }
+    if (status === 'running') this.launch(op);
+    else this.notify(op);
+  }
+
+  /** Aborts a running or parked operation; it ends with reason `interrupted`. */
+  async abort(operationId: string): Promise<void> {
+    const op = this.running.get(operationId) ?? (await this.load(operationId));
+    if (TERMINAL.has(op.record.status)) return;
+    op.abort.abort();
+    if (op.record.status === 'waiting_approval') await this.finish(op, 'interrupted');
+  }
+
+  /** Resolves when the operation is parked or terminal (`settled`) or only when terminal. */
+  async wait(operationId: string, until: 'settled' | 'terminal'): Promise<OperationRecord> {
+    const live = this.running.get(operationId);
+    const record = live?.record ?? (await this.deps.store.getOperation(operationId));
+    if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
+    if (this.isSettled(record, until) || !live) return structuredClone(record);
+    return new Promise((resolve, reject) => {
+      const list = this.waiters.get(operationId) ?? [];
+      list.push({ until, resolve, reject });
+      this.waiters.set(operationId, list);
+    });
+  }
+
+  /** Continues an operation left `running` by a stopped process, from its persisted state. */
+  async resume(operationId: string): Promise<void> {
+    const op = this.running.get(operationId) ?? (await this.load(operationId));
+    if (op.record.status === 'running' && !op.loopActive) this.launch(op);
+  }
+
+  /** Stops every loop (kernel stop); operations stay persisted as they are. */
+  async shutdown(): Promise<void> {
+    const loops = [...this.running.values()].map((op) => {
+      op.abort.abort();
+      return op.loop;
+    });
+    await Promise.allSettled(loops);
+  }
+
+  private isSettled(record: OperationRecord, until: 'settled' | 'terminal'): boolean {
+    return TERMINAL.has(record.status) || (until === 'settled' && record.status === 'waiting_approval');
+  }
+
+  private track(record: OperationRecord, agent: AgentDefinition, messages: MessageRecord[], hooks: readonly AgentHook[], options: Partial<ExecAgentOptions>): RunningOperation {
+    const op: RunningOperation = {
+      record,
+      agent,
+      messages: activeMessages(messages),
+      abort: new AbortController(),
+      hooks,
+      run: {
+        operationId: record.id,
+        agentId: record.agentId,
+        parentOperationId: record.parentOperationId,
+        runtime: { userId: options.userId ?? record.userId },
+        origin: options.origin,
+        associations: record.context,
+      },
+    };
+    this.running.set(record.id, op);
+    return op;
+  }
+
+  private async load(operationId: string): Promise<RunningOperation> {
+    const record = await this.deps.store.getOperation(operationId);
+    if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
+    const messages = await this.deps.store.listMessages(operationId);
+    return this.track(record, record.agent as AgentDefinition, messages, [], {});
+  }
+
+  private launch(op: RunningOperation): void {
+    op.loopActive = true;
+    op.loop = this.loop(op)
+      .catch((err) => this.fail(op, err))
+      .finally(() => {
+        op.loopActive = false;
+      });
+  }
+
+  private async loop(op: RunningOperation): Promise<void> {
+    while (true) {
+      if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
+      const next = decideNextStep(op.agent, op.record.state, op.messages);
+      if (next.kind === 'park') return this.notify(op);
+      if (next.kind === 'finish') return this.finish(op, next.reason);
+      await this.runStep(op, next.step);
+    }
+  }
+
+  private async runStep(op: RunningOperation, kind: StepKind): Promise<void> {
+    const stepIndex = op.record.state.stepIndex;
+    const operationId = op.record.id;
+    const started = performance.now();
+    const startedAt = new Date().toISOString();
+    this.deps.events.emit({ type: 'step_started', operationId, stepIndex, kind });
+    await this.dispatch(op, 'beforeStep', { ...this.baseEvent(op), stepType: kind });
+
+    const state = structuredClone(op.record.state);
+    state.stepIndex = stepIndex + 1;
+    let usage: Usage = { ...ZERO_USAGE };
+    const commit: StepCommit = { state, messages: [] };
+    const after: Partial<HookEventMap['afterStep']> = {};
+    let notify: (() => Promise<void>) | undefined;
+
+    switch (kind) {
+      case 'call_llm': {
+        const response = await callModel(this.deps, op, 'turn', promptMessages(op), state.modelTurns);
+        usage = usageOf(op, response);
+        state.modelTurns += 1;
+        state.pendingToolCalls = response.toolCalls;
+        state.lastText = response.text || state.lastText;
+        commit.messages!.push({ role: 'assistant', content: response.text, ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}) });
+        after.content = response.text;
+        after.toolCalls = response.toolCalls;
+        this.deps.events.emit({ type: 'assistant_message', operationId, stepIndex, text: response.text, toolCalls: response.toolCalls });
+        break;
+      }
+      case 'call_tool': {
+        const call = state.pendingToolCalls[0]!;
+        const callIndex = this.callIndexOf(op, call.id);
+        const outcome = await runToolCall(this.deps, op, call, callIndex, stepIndex);
+        if (outcome.kind === 'cancelled') return;
+        if (outcome.kind === 'needs_approval') {
+          await this.requestApproval(op, state, stepIndex, [outcome.pending], commit);
+          break;
+        }
+        state.pendingToolCalls = state.pendingToolCalls.slice(1);
+        commit.messages!.push({ role: 'tool', toolCallId: call.id, content: outcome.result.content, toolResult: outcome.result });
+        after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: outcome.result }];
+        notify = outcome.notify;
+        break;
+      }
+      case 'request_human_approve': {
+        const pendingTools = state.pendingToolCalls
+          .filter((c) => c.identifier !== 'agents' && !state.approvedToolCallIds.includes(c.id))
+          .filter((c) => toolListCovers(op.agent.approval?.tools, c.identifier, c.apiName))
+          .map((c) => ({ toolCallId: c.id, identifier: c.identifier, apiName: c.apiName, args: c.args, reason: 'This tool needs approval.' }));
+        await this.requestApproval(op, state, stepIndex, pendingTools, commit);
+        break;
+      }
+      case 'compress_context': {
+        ({ usage, notify } = await this.compact(op, state, stepIndex, commit));
+        break;
+      }
+      case 'call_agent': {
+        const out = await this.callAgent(op, state, stepIndex, commit);
+        if (out === 'cancelled') return;
+        notify = out.notify;
+        after.toolResults = out.toolResults;
+        break;
+      }
+    }
+
+    state.usage = addUsage(state.usage, usage);
+    commit.step = { operationId, stepIndex, kind, startedAt, finishedAt: new Date().toISOString(), usage, summary: summarize(after) };
+    await this.commit(op, commit);
+    if (notify) await notify();
+    await this.dispatch(op, 'afterStep', { ...this.baseEvent(op), stepIndex, stepType: kind, ...after, usage, totalUsage: state.usage });
+    this.deps.events.emit({ type: 'step_finished', operationId, stepIndex, kind, usage, durationMs: Math.round(performance.now() - started) });
+  }
+
+  private async requestApproval(op: RunningOperation, state: OperationState, stepIndex: number, pendingTools: PendingTool[], commit: StepCommit): Promise<void> {
+    state.approval = { pendingTools, requestedAt: new Date().toISOString() };
+    commit.status = 'waiting_approval';
+    this.deps.events.emit({ type: 'approval_requested', operationId: op.record.id, stepIndex, pendingTools });
+    await this.dispatch(op, 'beforeHumanIntervention', { ...this.baseEvent(op), stepIndex, pendingTools });
+  }
+
+  /** Replaces older messages with a model-written summary; on failure the run goes on uncompressed. */
+  private async compact(op: RunningOperation, state: OperationState, stepIndex: number, commit: StepCommit): Promise<{ usage: Usage; notify?: () => Promise<void> }> {
+    const keep = op.agent.compaction?.keepRecent ?? 4;
+    const cut = compactableCount(op.messages, keep);
+    const older = op.messages.slice(0, cut);
+    const tokenCount = estimateTokens(op.messages);
+    const base = { ...this.baseEvent(op), stepIndex };
+    await this.dispatch(op, 'beforeCompact', { ...base, messageCount: op.messages.length, tokenCount });
+    try {
+      const transcript = older.map((m) => `${m.role}: ${m.content}${m.toolCalls ? ` [tool calls: ${m.toolCalls.map((c) => `${c.identifier}/${c.apiName}`).join(', ')}]` : ''}`).join('\n');
+      const response = await callModel(
+        this.deps,
+        op,
+        'summarize',
+        [
+          { role: 'system', content: 'Summarize the conversation so far for your own later use. Keep facts, decisions, file names and open tasks. Be brief.' },
+          { role: 'user', content: transcript },
+        ],
+        state.compactions,
+      );
+      const summaryId = `msg_${randomUUID()}`;
+      const summary = response.text;
+      state.compactions += 1;
+      state.compactRetryAboveTokens = undefined;
+      commit.messages!.push({ id: summaryId, role: 'summary', content: summary });
+      commit.compact = { messageIds: older.map((m) => m.id), summaryId };
+      const messagesBefore = op.messages.length;
+      const messagesAfter = messagesBefore - older.length + 1;
+      this.deps.events.emit({ type: 'compacted', operationId: op.record.id, stepIndex, messagesBefore, messagesAfter });
+      return {
+        usage: usageOf(op, response),
+        notify: () => this.dispatch(op, 'afterCompact', { ...base, groupId: summaryId, messagesBefore, messagesAfter, summary }),
+      };
+    } catch (err) {
+      if (op.abort.signal.aborted) throw err;
+      state.compactRetryAboveTokens = tokenCount + Math.ceil((op.agent.compaction?.thresholdTokens ?? 0) / 2);
+      await this.dispatch(op, 'onCompactError', { ...base, error: errorMessage(err), tokenCount });
+      return { usage: { ...ZERO_USAGE } };
+    }
+  }
+
+  private async callAgent(
+    op: RunningOperation,
+    state: OperationState,
+    stepIndex: number,
+    commit: StepCommit,
+  ): Promise<'cancelled' | { notify: () => Promise<void>; toolResults: HookEventMap['afterStep']['toolResults'] }> {
+    const call = state.pendingToolCalls[0]!;
+    const subAgentId = call.apiName;
+    const instruction = typeof call.args.instruction === 'string' ? call.args.instruction : JSON.stringify(call.args);
+    const base = { ...this.baseEvent(op), stepIndex, agentId: subAgentId, callerAgentId: op.agent.id };
+    await this.dispatch(op, 'beforeCallAgent', { ...base, instruction });
+    let result;
+    let subOperationId: string | undefined;
+    try {
+      if (!(op.agent.subagents ?? []).includes(subAgentId)) throw new HookgateError('AGENT_NOT_FOUND', `agent "${op.agent.id}" has no sub-agent "${subAgentId}"`);
+      subOperationId = await this.start({
+        agentId: subAgentId,
+        prompt: instruction,
+        hooks: op.hooks,
+        userId: op.record.userId,
+        parentOperationId: op.record.id,
+        context: { ...op.record.context },
+      });
+      await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId, success: true, threadId: `thread_${subOperationId}` });
+      const child = await this.wait(subOperationId, 'terminal');
+      if (child.status !== 'done') throw new HookgateError('TOOL_FAILED', `sub-agent "${subAgentId}" ended with ${child.reason ?? child.status}${child.error ? `: ${child.error.message}` : ''}`);
+      result = { content: child.state.lastText ?? '', success: true, data: { subOperationId } };
+    } catch (err) {
+      if (op.abort.signal.aborted) return 'cancelled';
+      if (subOperationId === undefined) {
+        await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
+      }
+      await this.dispatch(op, 'onCallAgentError', { ...base, error: errorMessage(err), ...(subOperationId ? { subOperationId } : {}) });
+      result = { content: `Error: ${errorMessage(err)}`, success: false, error: 'agent_error' };
+    }
+    // The sub-agent's answer goes through the same result control as any tool result.
+    const context = buildToolCallHookContext({ call, assistantMessageId: this.assistantIdOf(op, call.id), callIndex: this.callIndexOf(op, call.id), stepIndex, run: op.run, toolSource: 'agent' });
+    const controlled = await controlResult(this.deps, op, context, result, false);
+    if (controlled === 'cancelled') return 'cancelled';
+    state.pendingToolCalls = state.pendingToolCalls.slice(1);
+    commit.messages!.push({ role: 'tool', toolCallId: call.id, content: controlled.content, toolResult: controlled });
+    return {
+      notify: async () => {
+        if (!op.abort.signal.aborted) await this.dispatch(op, 'afterToolCall', { ...context, result: controlled, mocked: false });
+      },
+      toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: controlled }],
+    };
+  }
+
+  private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
+    const written = await this.deps.store.commitStep(op.record.id, commit);
+    op.record = {
+      ...op.record,
+      state: commit.state,
+      status: commit.status ?? op.record.status,
+      ...(commit.reason ? { reason: commit.reason } : {}),
+      ...(commit.error ? { error: commit.error } : {}),
+      updatedAt: new Date().toISOString(),
+    };
+    if (commit.compact) {
+      const gone = new Set(commit.compact.messageIds);
+      op.messages = activeMessages([...op.messages.filter((m) => !gone.has(m.id)), ...written]);
+    } else if (written.length > 0) {
+      op.messages = activeMessages([...op.messages, ...written]);
+    }
+  }
+
+  private async fail(op: RunningOperation, err: unknown): Promise<void> {
+    if (TERMINAL.has(op.record.status)) return;
+    if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
+    this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
+    const code = err instanceof HookgateError ? err.code : undefined;
+    await this.dispatch(op, 'onError', {
+      ...this.baseEvent(op),
+      errorMessage: errorMessage(err),
+      errorType: err instanceof Error ? err.name : typeof err,
+      ...(code ? { errorCode: code } : {}),
+      ...(err instanceof HookgateError ? { errorDetail: err.details } : {}),
+    }).catch(() => undefined);
+    await this.finish(op, 'error', { message: errorMessage(err), ...(code ? { code } : {}) });
+  }
+
+  private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }): Promise<void> {
+    if (TERMINAL.has(op.record.status)) return;
+    const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
+    const state = structuredClone(op.record.state);
+    state.approval = undefined;
+    try {
+      await this.commit(op, { state, status, reason, ...(error ? { error } : {}) });
+    } catch (err) {
+      this.deps.logger.error('could not persist the terminal state', { operationId: op.record.id, error: errorMessage(err) });
+      op.record = { ...op.record, status, reason };
+    }
+    const steps = op.record.state.stepIndex;
+    try {
+      await this.deps.dispatcher.dispatch(op.record.id, 'onComplete', {
+        ...this.baseEvent(op),
+        reason,
+        status,
+        totalUsage: op.record.state.usage,
+        stepCount: steps,
+        ...(op.record.state.lastText !== undefined ? { finalText: op.record.state.lastText } : {}),
+        finalState: structuredClone(op.record),
+      });
+    } catch (err) {
+      this.deps.logger.error('onComplete delivery failed', { operationId: op.record.id, error: errorMessage(err) });
+    }
+    this.deps.dispatcher.unregister(op.record.id);
+    this.deps.events.emit({
+      type: 'operation_finished',
+      operationId: op.record.id,
+      reason,
+      status,
+      usage: op.record.state.usage,
+      steps,
+      finalText: op.record.state.lastText,
+      ...(error ? { error: error.message } : {}),
+    });
+    this.notify(op);
+    this.running.delete(op.record.id);
+  }
+
+  private notify(op: RunningOperation): void {
+    const list = this.waiters.get(op.record.id);
+    if (!list) return;
+    const keep: Waiter[] = [];
+    for (const w of list) {
+      if (this.isSettled(op.record, w.until)) w.resolve(structuredClone(op.record));
+      else keep.push(w);
+    }
+    if (keep.length > 0) this.waiters.set(op.record.id, keep);
+    else this.waiters.delete(op.record.id);
+  }
+
+  /** Hook dispatch for the runtime: a critical delivery failure fails the operation; nothing else does. */
+  private async dispatch<T extends HookType>(op: RunningOperation, type: T, event: Omit<HookEventMap[T], 'timestamp'> & { timestamp?: string }): Promise<void> {
+    this.deps.events.emit({ type: 'hook', operationId: op.record.id, hookType: type, stepIndex: (event as { stepIndex?: number }).stepIndex ?? op.record.state.stepIndex });
+    await this.deps.dispatcher.dispatch(op.record.id, type, { timestamp: new Date().toISOString(), ...event } as HookEventMap[T], { signal: op.abort.signal });
+  }
+
+  private baseEvent(op: RunningOperation) {
+    return {
+      operationId: op.record.id,
+      agentId: op.record.agentId,
+      stepIndex: op.record.state.stepIndex,
+      timestamp: new Date().toISOString(),
+      ...(op.run.runtime?.userId ?? op.run.origin?.userId ? { userId: op.run.runtime?.userId ?? op.run.origin?.userId } : {}),
+      ...(op.record.parentOperationId ? { parentOperationId: op.record.parentOperationId } : {}),
+    };
+  }
+
+  private callIndexOf(op: RunningOperation, toolCallId: string): number {
+    for (let i = op.messages.length - 1; i >= 0; i--) {
+      const idx = op.messages[i]!.toolCalls?.findIndex((c) => c.id === toolCallId) ?? -1;
+      if (idx >= 0) return idx;
+    }
+    return 0;
+  }
+
+  private assistantIdOf(op: RunningOperation, toolCallId: string): string {
+    return [...op.messages].reverse().find((m) => m.toolCalls?.some((c) => c.id === toolCallId))?.id ?? '';
+  }
+}
+
+function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (after.content) out.content = after.content.slice(0, 500);
+  if (after.toolCalls?.length) out.toolCalls = after.toolCalls.map((c) => `${c.identifier}/${c.apiName}`);
+  if (after.toolResults?.length) out.toolResults = after.toolResults.map((r) => ({ toolCallId: r.toolCallId, success: r.result.success, error: r.result.error }));
+  return out;
+}
+
+export { blockedResult };

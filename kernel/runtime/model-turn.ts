@@ -1,0 +1,75 @@
+import { HookgateError } from '../errors.js';
+import type { ModelProvider, ModelResponse, ToolSpec } from '../model.js';
+import type { Message, Usage } from '../messages.js';
+import type { RunningOperation } from './running-operation.js';
+import { SUBAGENT_IDENTIFIER } from './next-step.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+import { toolListCovers } from '../agent-definition.js';
+
+/** The model provider an agent names, or AGENT/MODEL_NOT_FOUND. */
+export function modelFor(deps: RuntimeDeps, op: RunningOperation): ModelProvider {
+  const provider = deps.models.get(op.agent.model.provider);
+  if (!provider) {
+    throw new HookgateError('MODEL_NOT_FOUND', `agent "${op.agent.id}" uses model provider "${op.agent.model.provider}", but no plugin provides it (have: ${[...deps.models.keys()].join(', ') || 'none'})`);
+  }
+  return provider;
+}
+
+/** The tools offered to the model: the agent's allowed tools plus its sub-agents. */
+export function toolsFor(deps: RuntimeDeps, op: RunningOperation): ToolSpec[] {
+  const specs: ToolSpec[] = [];
+  for (const { tool } of deps.tools.values()) {
+    if (toolListCovers(op.agent.tools, tool.identifier, tool.apiName)) {
+      specs.push({ identifier: tool.identifier, apiName: tool.apiName, description: tool.description, parameters: tool.parameters });
+    }
+  }
+  for (const sub of op.agent.subagents ?? []) {
+    const description = deps.agents.has(sub) ? deps.agents.get(sub).description : undefined;
+    specs.push({
+      identifier: SUBAGENT_IDENTIFIER,
+      apiName: sub,
+      description: description ?? `Delegate a task to the sub-agent "${sub}".`,
+      parameters: { type: 'object', properties: { instruction: { type: 'string', description: 'What the sub-agent should do' } }, required: ['instruction'] },
+    });
+  }
+  return specs;
+}
+
+/** The messages a model turn sees: instructions, then the active conversation. */
+export function promptMessages(op: RunningOperation): Message[] {
+  const out: Message[] = [];
+  if (op.agent.instructions) out.push({ role: 'system', content: op.agent.instructions });
+  for (const m of op.messages) out.push({ role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult });
+  return out;
+}
+
+/** Usage with cost from the agent's pricing. */
+export function usageOf(op: RunningOperation, response: ModelResponse): Usage {
+  const pricing = op.agent.model.pricing;
+  const cost = pricing ? (response.usage.promptTokens * pricing.inputPerMillion + response.usage.completionTokens * pricing.outputPerMillion) / 1_000_000 : 0;
+  return { ...response.usage, cost };
+}
+
+/** Calls the model for one agent turn, streaming text deltas to the timeline. */
+export async function callModel(deps: RuntimeDeps, op: RunningOperation, purpose: 'turn' | 'summarize', messages: Message[], turnIndex: number): Promise<ModelResponse> {
+  const provider = modelFor(deps, op);
+  const operationId = op.record.id;
+  try {
+    return await provider.complete({
+      model: op.agent.model.name ?? '',
+      purpose,
+      messages,
+      tools: purpose === 'turn' ? toolsFor(deps, op) : [],
+      signal: op.abort.signal,
+      operationId,
+      turnIndex,
+      modelOptions: op.agent.model as Record<string, unknown>,
+      temperature: op.agent.model.temperature,
+      maxOutputTokens: op.agent.model.maxOutputTokens,
+      onTextDelta: purpose === 'turn' ? (delta) => deps.events.emit({ type: 'text_delta', operationId, delta }) : undefined,
+    });
+  } catch (err) {
+    if (err instanceof HookgateError) throw err;
+    throw new HookgateError('MODEL_FAILED', `model provider "${provider.name}" failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+}

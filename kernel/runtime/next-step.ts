@@ -1,0 +1,53 @@
+import { DEFAULT_MAX_STEPS, toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import type { StepKind, TerminalReason } from '../hooks/hook-types.js';
+import { estimateTokens, type Message } from '../messages.js';
+import type { OperationState } from '../store.js';
+
+export const SUBAGENT_IDENTIFIER = 'agents';
+
+export type NextStep = { kind: 'step'; step: StepKind } | { kind: 'finish'; reason: TerminalReason } | { kind: 'park' };
+
+/**
+ * Decides what an operation does next from its persisted state alone, so any
+ * process holding the state decides the same. Pure.
+ */
+export function decideNextStep(agent: AgentDefinition, state: OperationState, messages: readonly Message[]): NextStep {
+  if (state.approval) return { kind: 'park' };
+  const limits = agent.limits;
+  if (limits?.maxTotalTokens !== undefined && state.usage.totalTokens >= limits.maxTotalTokens) return { kind: 'finish', reason: 'cost_limit' };
+  if (limits?.maxCost !== undefined && state.usage.cost >= limits.maxCost) return { kind: 'finish', reason: 'cost_limit' };
+
+  let next: StepKind;
+  const first = state.pendingToolCalls[0];
+  if (first) {
+    if (first.identifier === SUBAGENT_IDENTIFIER) next = 'call_agent';
+    else if (toolListCovers(agent.approval?.tools, first.identifier, first.apiName) && !state.approvedToolCallIds.includes(first.id)) {
+      next = 'request_human_approve';
+    } else next = 'call_tool';
+  } else {
+    const last = messages[messages.length - 1];
+    if (last && last.role === 'assistant' && !(last.toolCalls && last.toolCalls.length > 0)) return { kind: 'finish', reason: 'done' };
+    next = needsCompaction(agent, state, messages) ? 'compress_context' : 'call_llm';
+  }
+  if (state.stepIndex >= (limits?.maxSteps ?? DEFAULT_MAX_STEPS)) return { kind: 'finish', reason: 'max_steps' };
+  return { kind: 'step', step: next };
+}
+
+function needsCompaction(agent: AgentDefinition, state: OperationState, messages: readonly Message[]): boolean {
+  const c = agent.compaction;
+  if (!c) return false;
+  const tokens = estimateTokens(messages);
+  if (tokens <= c.thresholdTokens) return false;
+  if (state.compactRetryAboveTokens !== undefined && tokens <= state.compactRetryAboveTokens) return false;
+  return compactableCount(messages, c.keepRecent ?? 4) >= 2;
+}
+
+/**
+ * How many leading messages a compaction may replace: all but the last
+ * `keepRecent`, moved back so a tool result never loses its tool call.
+ */
+export function compactableCount(messages: readonly Message[], keepRecent: number): number {
+  let cut = Math.max(0, messages.length - keepRecent);
+  while (cut > 0 && cut < messages.length && messages[cut]!.role === 'tool') cut--;
+  return cut;
+}

@@ -1,0 +1,25 @@
+import type { AgentDefinition } from '../agent-definition.js';
+import type { AgentHook } from '../hooks/hook-types.js';
+import type { ToolRunContext } from '../hooks/tool-call-context.js';
+import type { MessageRecord, OperationRecord } from '../store.js';
+
+/** An operation loaded in this process: its persisted record plus what only lives in memory. */
+export interface RunningOperation {
+  record: OperationRecord;
+  agent: AgentDefinition;
+  /** Active (not compacted) messages, summaries first, in model order. */
+  messages: MessageRecord[];
+  abort: AbortController;
+  /** The caller's hooks as given (sub-agents inherit them); empty after a restart. */
+  hooks: readonly AgentHook[];
+  run: ToolRunContext;
+  /** The loop running in this process, if any. */
+  loop?: Promise<void>;
+  loopActive?: boolean;
+}
+
+/** Orders active messages for the model: summaries first, then the rest by sequence. */
+export function activeMessages(all: readonly MessageRecord[]): MessageRecord[] {
+  const live = all.filter((m) => m.compactedInto === undefined);
+  return [...live.filter((m) => m.role === 'summary'), ...live.filter((m) => m.role !== 'summary')];
+}
