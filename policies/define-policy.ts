@@ -1,0 +1,39 @@
+import type { PolicyEffect, PolicyEventName } from './policy-types.js';
+import type { RedactRequest } from './worker/worker-protocol.js';
+
+/** What a code policy sees: the event as plain data (`type`, `tool`, identifier, apiName, args, result...). */
+export type PolicyEventInput = Record<string, unknown> & {
+  type: PolicyEventName;
+  tool: string;
+  identifier: string;
+  apiName: string;
+  args: Record<string, unknown>;
+};
+
+/** A code policy's verdict; `undefined`/`null` means it has nothing to say. */
+export interface CodePolicyVerdict {
+  effect: PolicyEffect;
+  reason?: string;
+  /** With `effect: 'redact'`: re2 rewrites applied to the result in pack order. */
+  redact?: RedactRequest[];
+}
+
+export interface CodePolicyDefinition {
+  id: string;
+  events: PolicyEventName[];
+  /** re2 pattern on `identifier/apiName`; omitted matches every tool. */
+  match?: string;
+  /**
+   * Runs only inside a policy worker, under the same deadline and memory
+   * limits as JSONata conditions. May be async. Throwing fails closed (deny).
+   */
+  evaluate(event: PolicyEventInput): CodePolicyVerdict | undefined | null | Promise<CodePolicyVerdict | undefined | null>;
+}
+
+/**
+ * Declares a code policy: the module's default export. An identity function
+ * that exists for typing; a module may also default-export the plain object.
+ */
+export function definePolicy(definition: CodePolicyDefinition): CodePolicyDefinition {
+  return definition;
+}

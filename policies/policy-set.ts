@@ -1,0 +1,89 @@
+import RE2 from 're2';
+import type { CompiledPack, CompiledPolicy, PolicyEventName } from './policy-types.js';
+import { POLICY_EVENTS } from './policy-types.js';
+
+const CANDIDATE_CACHE_LIMIT = 4096;
+
+interface EventIndex {
+  policies: CompiledPolicy[];
+  /** One re2 pass over `identifier/apiName` for every policy with a `match`. */
+  set?: InstanceType<typeof RE2.Set>;
+  /** Position in `set` for each policy, or -1 when it matches every tool. */
+  slot: number[];
+}
+
+/**
+ * An immutable, compiled set of packs. Candidate selection runs in the calling
+ * thread with re2 only (linear time in the input), and is cached per tool name.
+ * Swapped as a whole on reload, so a decision that started on a set ends on it.
+ */
+export class PolicySet {
+  readonly policies: readonly CompiledPolicy[];
+  readonly version: string;
+  /** Pack order of each policy (redactions and reasons follow it). */
+  readonly order: ReadonlyMap<CompiledPolicy, number>;
+  private readonly index = new Map<PolicyEventName, EventIndex>();
+  private readonly cache = new Map<string, CompiledPolicy[]>();
+
+  constructor(readonly packs: readonly CompiledPack[]) {
+    this.policies = packs.flatMap((p) => p.policies);
+    this.order = new Map(this.policies.map((p, i) => [p, i]));
+    this.version = packs.map((p) => `${p.name}@${p.version}`).join(',');
+    for (const event of POLICY_EVENTS) {
+      const policies = this.policies.filter((p) => p.events.has(event));
+      const sources: string[] = [];
+      const slot = policies.map((p) => (p.matchSource === undefined ? -1 : sources.push(p.matchSource) - 1));
+      this.index.set(event, { policies, slot, set: sources.length > 0 ? new RE2.Set(sources) : undefined });
+    }
+  }
+
+  static empty(): PolicySet {
+    return new PolicySet([]);
+  }
+
+  /** True when no policy listens to `event` (the cheapest no-candidate answer). */
+  isIdle(event: PolicyEventName): boolean {
+    return (this.index.get(event)?.policies.length ?? 0) === 0;
+  }
+
+  /**
+   * The policies that apply to this tool call, in pack order: their `match`
+   * accepts `identifier/apiName` and every `args` matcher accepts its argument.
+   */
+  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined): CompiledPolicy[] {
+    const byTool = this.byTool(event, toolKey);
+    if (byTool.length === 0) return byTool;
+    let filtered: CompiledPolicy[] | undefined;
+    for (let i = 0; i < byTool.length; i++) {
+      const p = byTool[i]!;
+      const ok = p.args.length === 0 || p.args.every((m) => argMatches(args, m.path, m.re));
+      if (!ok && filtered === undefined) filtered = byTool.slice(0, i);
+      else if (ok && filtered !== undefined) filtered.push(p);
+    }
+    return filtered ?? byTool;
+  }
+
+  private byTool(event: PolicyEventName, toolKey: string): CompiledPolicy[] {
+    const idx = this.index.get(event);
+    if (idx === undefined || idx.policies.length === 0) return [];
+    const key = event + '\u0000' + toolKey;
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit;
+    const matched = idx.set ? new Set(idx.set.match(toolKey)) : new Set<number>();
+    const out = idx.policies.filter((_, i) => idx.slot[i] === -1 || matched.has(idx.slot[i]!));
+    if (this.cache.size >= CANDIDATE_CACHE_LIMIT) this.cache.clear();
+    this.cache.set(key, out);
+    return out;
+  }
+}
+
+function argMatches(args: Record<string, unknown> | undefined, path: string[], re: RE2): boolean {
+  let value: unknown = args;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return false;
+    value = (value as Record<string, unknown>)[key];
+  }
+  const test = (x: unknown) =>
+    (typeof x === 'string' && re.test(x)) || ((typeof x === 'number' || typeof x === 'boolean') && re.test(String(x)));
+  return Array.isArray(value) ? value.some(test) : test(value);
+}

@@ -1,0 +1,56 @@
+import type { PolicyEffect } from '../policy-types.js';
+
+/** JSONata's own guards, set on every compiled expression. */
+export interface JsonataLimits {
+  /** Milliseconds one evaluation may run (checked by JSONata between steps). */
+  timeout: number;
+  /** Maximum evaluation depth (recursion). */
+  stack: number;
+  /** Maximum length of a sequence an expression may build. */
+  sequence: number;
+}
+
+/** Evaluate one candidate policy against one event. */
+export interface EvaluateTask {
+  kind: 'evaluate';
+  /** `packVersion:policyId`: compiled forms are cached under it in each worker. */
+  key: string;
+  policyId: string;
+  when?: string;
+  reasonExpr?: string;
+  module?: string;
+  limits: JsonataLimits;
+  input: Record<string, unknown>;
+}
+
+/** A code policy's redaction request; patterns are compiled with re2 by the engine. */
+export interface RedactRequest {
+  pattern: string;
+  replacement?: string;
+  flags?: string;
+}
+
+/** Errors come back as values, so a failing policy does not look like a crashed worker. */
+export interface EvaluateOutcome {
+  matched: boolean;
+  /** Only code policies set it; declarative policies keep their YAML effect. */
+  effect?: PolicyEffect;
+  reason?: string;
+  redact?: RedactRequest[];
+  error?: string;
+}
+
+/** Import a code policy module and report what it declares. */
+export interface DescribeTask {
+  kind: 'describe';
+  module: string;
+}
+
+export type DescribeOutcome = { ok: true; id: string; events: string[]; match?: string } | { ok: false; error: string };
+
+/** Warm-up: loads the worker's dependencies. */
+export interface PingTask {
+  kind: 'ping';
+}
+
+export type WorkerTask = EvaluateTask | DescribeTask | PingTask;
