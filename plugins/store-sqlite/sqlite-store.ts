@@ -113,10 +113,12 @@ export class SqliteStore implements Store {
   private closed = false;
   /** Filtered list queries, prepared on first use per filter shape. */
   private readonly dynamicStatements = new Map<string, Database.Statement>();
-  private createOperationTx?: (op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => OperationRecord;
-  private commitStepTx?: (operationId: string, commit: StepCommit, now: string) => MessageRecord[];
-  private saveHooksTx?: (operationId: string, hooks: unknown[]) => void;
-  private recordDecisionTx?: (decision: DecisionRecord) => void;
+  // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
+  // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write.
+  private createOperationTx?: Database.Transaction<(op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => OperationRecord>;
+  private commitStepTx?: Database.Transaction<(operationId: string, commit: StepCommit, now: string) => MessageRecord[]>;
+  private saveHooksTx?: Database.Transaction<(operationId: string, hooks: unknown[]) => void>;
+  private recordDecisionTx?: Database.Transaction<(decision: DecisionRecord) => void>;
 
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
@@ -233,7 +235,7 @@ export class SqliteStore implements Store {
 
   /** One transaction: the operation (status `running`), its first messages (seq from 1) and its hooks. */
   async createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord> {
-    return this.guard(() => this.createOperationTx!(op, messages, hooks, new Date().toISOString()));
+    return this.guard(() => this.createOperationTx!.immediate(op, messages, hooks, new Date().toISOString()));
   }
 
   async getOperation(id: string): Promise<OperationRecord | undefined> {
@@ -271,7 +273,7 @@ export class SqliteStore implements Store {
    * that exists. Resolves to the inserted messages.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
-    return this.guard(() => this.commitStepTx!(operationId, commit, new Date().toISOString()));
+    return this.guard(() => this.commitStepTx!.immediate(operationId, commit, new Date().toISOString()));
   }
 
   async listMessages(operationId: string, options: { includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
@@ -289,7 +291,7 @@ export class SqliteStore implements Store {
 
   /** Replaces the operation's hooks in one transaction. STORE_NOT_FOUND for an unknown operation. */
   async saveHooks(operationId: string, hooks: unknown[]): Promise<void> {
-    this.guard(() => this.saveHooksTx!(operationId, hooks));
+    this.guard(() => this.saveHooksTx!.immediate(operationId, hooks));
   }
 
   /** Inserts or replaces; an absent email clears the stored one. */
@@ -307,7 +309,7 @@ export class SqliteStore implements Store {
 
   /** STORE_CONFLICT when the id exists. */
   async recordDecision(decision: DecisionRecord): Promise<void> {
-    this.guard(() => this.recordDecisionTx!(decision));
+    this.guard(() => this.recordDecisionTx!.immediate(decision));
   }
 
   /** Newest first (by `createdAt`, then by insertion); `since`/`until` inclusive. */
