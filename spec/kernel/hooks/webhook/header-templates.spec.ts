@@ -48,7 +48,7 @@ describe('resolveHeaders', () => {
   });
 
   it('never resolves a variable missing from allowedEnvVars', () => {
-    const err = configError(() => resolveHeaders({ url: '/h', headers: { 'X-Key': '${PATH}' } }, { PATH: '/usr/bin' }, new SecretScrubber()));
+    const err = configError(() => resolveHeaders({ headers: { 'X-Key': '${PATH}' } }, { PATH: '/usr/bin' }, new SecretScrubber()));
     assert.equal(err.message, 'webhook header "X-Key": template variable PATH is not listed in allowedEnvVars');
   });
 
@@ -62,12 +62,12 @@ describe('resolveHeaders', () => {
   it('fails when a "${" is left after resolution', () => {
     const err = configError(() => resolveHeaders(config, { HOOK_TOKEN: 'x${OTHER}' }, new SecretScrubber()));
     assert.equal(err.message, 'webhook header "Authorization": resolved value (from HOOK_TOKEN) still contains "${"');
-    const malformed = configError(() => resolveHeaders({ url: '/h', headers: { 'X-A': 'a ${B' } }, {}, new SecretScrubber()));
+    const malformed = configError(() => resolveHeaders({ headers: { 'X-A': 'a ${B' } }, {}, new SecretScrubber()));
     assert.equal(malformed.message, 'webhook header "X-A": resolved value still contains "${"');
   });
 
   it('refuses forbidden header names at send time too', () => {
-    const err = configError(() => resolveHeaders({ url: '/h', headers: { 'Proxy-Authorization': 'x' } }, {}, new SecretScrubber()));
+    const err = configError(() => resolveHeaders({ headers: { 'Proxy-Authorization': 'x' } }, {}, new SecretScrubber()));
     assert.equal(err.message, 'webhook header "Proxy-Authorization": this header name is not allowed');
   });
 });
