@@ -78,6 +78,7 @@ export class PolicySet {
 }
 
 function argMatches(args: Record<string, unknown> | undefined, path: string[], re: RE2): boolean {
+  if (path.length === 1 && path[0] === '*') return anyStringMatches(args, re);
   let value: unknown = args;
   for (const key of path) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return false;
@@ -86,4 +87,22 @@ function argMatches(args: Record<string, unknown> | undefined, path: string[], r
   const test = (x: unknown) =>
     (typeof x === 'string' && re.test(x)) || ((typeof x === 'number' || typeof x === 'boolean') && re.test(String(x)));
   return Array.isArray(value) ? value.some(test) : test(value);
+}
+
+/** `args: { '*': pattern }`: any string (or number/boolean) anywhere in args. Iterative; cycles visited once. */
+function anyStringMatches(args: unknown, re: RE2): boolean {
+  const stack: unknown[] = [args];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (re.test(v)) return true;
+    } else if (typeof v === 'number' || typeof v === 'boolean') {
+      if (re.test(String(v))) return true;
+    } else if (v !== null && typeof v === 'object' && !seen.has(v)) {
+      seen.add(v);
+      for (const child of Object.values(v)) stack.push(child);
+    }
+  }
+  return false;
 }
