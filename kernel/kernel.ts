@@ -11,7 +11,8 @@ import { OperationEvents } from './runtime/operation-events.js';
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { Config, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources } from './tokens.js';
+import { Config, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { ToolDefinition, ToolSource } from './tools.js';
 
@@ -22,6 +23,8 @@ export interface KernelOptions {
   scrubber?: SecretScrubber;
   /** Builds webhook delivery once plugins are started (kernel/hooks/webhook); without it, webhook hooks are rejected. */
   webhookSupport?: (kernel: Kernel) => WebhookSupport | undefined;
+  /** Environment for webhook header templates and environment hooks; default process.env, read at every send. */
+  env?: NodeJS.ProcessEnv;
   /** `queue` delivers only serialized webhooks (workers); default `local`. */
   deliveryMode?: 'local' | 'queue';
 }
@@ -79,7 +82,7 @@ export class Kernel {
       this.dispatcherInstance = new HookDispatcher({
         logger: this.logger.child({ component: 'hooks' }),
         mode: this.options.deliveryMode ?? 'local',
-        webhooks: this.options.webhookSupport?.(this),
+        webhooks: this.options.webhookSupport ? this.options.webhookSupport(this) : this.defaultWebhookSupport(store),
         loadPersistedHooks: (id) => store.loadHooks(id),
       });
       const models = new Map<string, ModelProvider>();
@@ -102,6 +105,20 @@ export class Kernel {
       await this.host.stop().catch(() => undefined);
       throw err;
     }
+  }
+
+  /** Webhook delivery over the bound transports; none bound means webhook hooks are rejected at registration. */
+  private defaultWebhookSupport(store: StoreContract): WebhookSupport | undefined {
+    const transports = this.host.resolveAll(WebhookTransports);
+    if (transports.length === 0) return undefined;
+    return createWebhookSupport({
+      config: this.config,
+      transports,
+      userDirectory: this.host.has(UserDirectory) ? this.host.resolve(UserDirectory) : storeUserDirectory(store),
+      logger: this.logger.child({ component: 'webhooks' }),
+      scrubber: this.secrets,
+      env: this.options.env,
+    });
   }
 
   /** Stops the runtime loops, then plugins in reverse order. Idempotent. */

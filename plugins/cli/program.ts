@@ -1,0 +1,139 @@
+import { Command, CommanderError } from 'commander';
+import { createKernel } from '../../index.js';
+import { loadConfig } from '../../config/load-config.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import { errorMessage, isHookgateError } from '../../kernel/errors.js';
+import { EXIT, exitCodeFor } from './exit-codes.js';
+import { decideCommand, runCommand } from './run-command.js';
+
+interface GlobalOptions {
+  config?: string;
+}
+
+/** Starts a kernel from the global options, runs `body`, always stops the kernel. */
+async function withKernel(program: Command, body: (kernel: Kernel) => Promise<number>): Promise<number> {
+  const { config } = program.opts<GlobalOptions>();
+  const kernel = createKernel({ config: loadConfig({ file: config }) });
+  try {
+    await kernel.start();
+    return await body(kernel);
+  } finally {
+    await kernel.stop();
+  }
+}
+
+/** The `hookgate` command line. Returns the exit code instead of exiting, so specs can drive it. */
+export function buildProgram(): Command {
+  const program = new Command('hookgate')
+    .description('hookgate: an agent runtime with lifecycle hooks, webhook controls and policy-as-code')
+    .option('-c, --config <file>', 'config file (default: ./hookgate.config.yaml, else embedded defaults)')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('run')
+    .description('run an agent file and print its timeline of steps and tool calls as they happen')
+    .argument('<agent>', 'agent file (YAML)')
+    .argument('[prompt]', 'what to ask the agent (default: the agent description)')
+    .option('--json', 'print NDJSON events instead of the timeline')
+    .option('--user <id>', 'the user the run acts for (hook payloads carry it and their email)')
+    .option('--hooks <module>', 'a JS module exporting a list of hooks (handlers and webhooks)')
+    .option('--auto-approve', 'approve every approval request without asking')
+    .action(async (agent: string, prompt: string | undefined, opts) => {
+      program.setOptionValue('exitCode', await withKernel(program, (k) => runCommand(k, agent, prompt, { json: opts.json, user: opts.user, hooks: opts.hooks, autoApprove: opts.autoApprove })));
+    });
+
+  for (const action of ['approve', 'reject', 'reject-continue'] as const) {
+    const what = { approve: 'approve the pending tool call(s) and resume', reject: 'reject and stop the operation', 'reject-continue': 'reject the pending tool call(s); the model sees the reason and goes on' }[action];
+    program
+      .command(action)
+      .description(`${what} (works after a restart: the pending state is in the store)`)
+      .argument('<operationId>', 'the parked operation')
+      .option('--tool-call <id>', 'only this tool call')
+      .option('--reason <text>', 'rejection reason shown to the model')
+      .option('--json', 'print NDJSON events')
+      .action(async (operationId: string, opts) => {
+        program.setOptionValue('exitCode', await withKernel(program, (k) => decideCommand(k, action, operationId, opts)));
+      });
+  }
+
+  program
+    .command('plugins')
+    .description('list the plugins the config selects, with their state after start')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      program.setOptionValue(
+        'exitCode',
+        await withKernel(program, async (k) => {
+          const list = k.plugins();
+          if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+          else for (const p of list) process.stdout.write(`${p.id.padEnd(18)} ${p.state.padEnd(9)} ${p.description ?? ''}${p.error ? `  error: ${p.error}` : ''}\n`);
+          return EXIT.ok;
+        }),
+      );
+    });
+
+  program
+    .command('operations')
+    .description('list stored operations, newest first')
+    .option('--status <status>', 'running | waiting_approval | done | error | interrupted')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      program.setOptionValue(
+        'exitCode',
+        await withKernel(program, async (k) => {
+          const ops = await k.listOperations({ status: opts.status, limit: 50 });
+          if (opts.json) process.stdout.write(JSON.stringify(ops.map(({ agent: _a, ...rest }) => rest), null, 2) + '\n');
+          else for (const o of ops) process.stdout.write(`${o.id}  ${o.agentId.padEnd(16)} ${o.status.padEnd(16)} ${o.reason ?? ''}  ${o.updatedAt}\n`);
+          return EXIT.ok;
+        }),
+      );
+    });
+
+  program
+    .command('show')
+    .description('print a stored operation: its steps and messages')
+    .argument('<operationId>')
+    .option('--json', 'print JSON')
+    .action(async (operationId: string, opts) => {
+      program.setOptionValue(
+        'exitCode',
+        await withKernel(program, async (k) => {
+          const op = await k.getOperation(operationId);
+          if (!op) {
+            process.stderr.write(`error: no operation has id ${operationId}\n`);
+            return EXIT.usage;
+          }
+          const [steps, messages] = await Promise.all([k.listSteps(operationId), k.listMessages(operationId, { includeCompacted: true })]);
+          if (opts.json) {
+            const { agent: _a, ...rest } = op;
+            process.stdout.write(JSON.stringify({ operation: rest, steps, messages }, null, 2) + '\n');
+          } else {
+            process.stdout.write(`${op.id}  agent ${op.agentId}  ${op.status} ${op.reason ?? ''}\n`);
+            for (const s of steps) process.stdout.write(`  step ${s.stepIndex} ${s.kind.padEnd(22)} ${JSON.stringify(s.summary)}\n`);
+            for (const m of messages) process.stdout.write(`  [${m.seq}] ${m.role}${m.compactedInto ? ' (compacted)' : ''}: ${m.content.slice(0, 120).replace(/\n/g, ' ')}\n`);
+          }
+          return EXIT.ok;
+        }),
+      );
+    });
+
+  return program;
+}
+
+/** Runs the CLI with argv; resolves the exit code. Errors are printed without stack traces. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return (program.getOptionValue('exitCode') as number | undefined) ?? EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      return EXIT.usage;
+    }
+    process.stderr.write(`error: ${errorMessage(err)}\n`);
+    if (isHookgateError(err) && process.env.HOOKGATE_DEBUG) process.stderr.write(`${err.stack}\n`);
+    return exitCodeFor(err);
+  }
+}

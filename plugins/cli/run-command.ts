@@ -1,0 +1,97 @@
+import readline from 'node:readline/promises';
+import { loadAgentFile } from '../../config/agent-file.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import type { AgentHook } from '../../kernel/hooks/hook-types.js';
+import type { OperationRecord } from '../../kernel/store.js';
+import { HookgateError } from '../../kernel/errors.js';
+import { EXIT } from './exit-codes.js';
+import { TimelinePrinter } from './timeline-printer.js';
+import { pathToFileURL } from 'node:url';
+import path from 'node:path';
+
+export interface RunOptions {
+  json?: boolean;
+  user?: string;
+  hooks?: string;
+  /** Approve every approval request without asking (demos, CI). */
+  autoApprove?: boolean;
+}
+
+/**
+ * `hookgate run <agent.yaml> [prompt]`: runs the agent and prints its timeline
+ * (or NDJSON events with --json). Asks for approval on a terminal; otherwise
+ * leaves the operation parked and says how to resume it.
+ */
+export async function runCommand(kernel: Kernel, agentFile: string, prompt: string | undefined, options: RunOptions): Promise<number> {
+  const agent = loadAgentFile(agentFile, kernel.agents);
+  const hooks = options.hooks ? await loadHooksModule(options.hooks) : [];
+  const printer = options.json ? undefined : new TimelinePrinter(process.stdout);
+  const off = kernel.events.on((event) => {
+    if (options.json) process.stdout.write(JSON.stringify(event) + '\n');
+    else printer!.handle(event);
+  });
+  try {
+    const handle = await kernel.execAgent({ agentId: agent.id, prompt: prompt ?? defaultPrompt(agent.description), hooks, userId: options.user });
+    let record = await handle.settled();
+    while (record.status === 'waiting_approval') {
+      const decision = await askApproval(record, options);
+      if (decision === 'park') {
+        const msg = `operation ${record.id} is waiting for approval; resume it with: hookgate approve ${record.id}  (or reject / reject-continue)`;
+        if (options.json) process.stdout.write(JSON.stringify({ type: 'parked', operationId: record.id }) + '\n');
+        else process.stdout.write(msg + '\n');
+        return EXIT.ok;
+      }
+      if (decision === 'approve') await kernel.approve(record.id);
+      else if (decision === 'reject') await kernel.reject(record.id, { reason: 'rejected at the terminal' });
+      else await kernel.rejectAndContinue(record.id, { reason: 'rejected at the terminal' });
+      record = await kernel.waitForOperation(record.id, 'settled');
+    }
+    return record.status === 'done' ? EXIT.ok : EXIT.failed;
+  } finally {
+    off();
+    printer?.close();
+  }
+}
+
+/** `hookgate approve|reject|reject-continue <operationId>`: resumes a parked operation, also after a restart. */
+export async function decideCommand(kernel: Kernel, action: 'approve' | 'reject' | 'reject-continue', operationId: string, options: RunOptions & { toolCall?: string; reason?: string }): Promise<number> {
+  const printer = options.json ? undefined : new TimelinePrinter(process.stdout);
+  const off = kernel.events.on((event) => (options.json ? process.stdout.write(JSON.stringify(event) + '\n') : printer!.handle(event)));
+  try {
+    const args = { ...(options.toolCall ? { toolCallId: options.toolCall } : {}), ...(options.reason ? { reason: options.reason } : {}) };
+    const handle = action === 'approve' ? await kernel.approve(operationId, args) : action === 'reject' ? await kernel.reject(operationId, args) : await kernel.rejectAndContinue(operationId, args);
+    const record = await handle.settled();
+    if (record.status === 'waiting_approval' && !options.json) process.stdout.write(`operation ${operationId} is waiting for approval again\n`);
+    return record.status === 'done' || record.status === 'waiting_approval' || (action === 'reject' && record.status === 'interrupted') ? EXIT.ok : EXIT.failed;
+  } finally {
+    off();
+    printer?.close();
+  }
+}
+
+async function askApproval(record: OperationRecord, options: RunOptions): Promise<'approve' | 'reject' | 'reject_continue' | 'park'> {
+  if (options.autoApprove) return 'approve';
+  if (!process.stdin.isTTY || options.json) return 'park';
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const tools = record.state.approval?.pendingTools.map((t) => `${t.identifier}/${t.apiName}`).join(', ');
+    const answer = (await rl.question(`Approve ${tools}? [y]es / [n]o, stop / [c]ontinue without it / [l]ater: `)).trim().toLowerCase();
+    if (answer.startsWith('y')) return 'approve';
+    if (answer.startsWith('n')) return 'reject';
+    if (answer.startsWith('c')) return 'reject_continue';
+    return 'park';
+  } finally {
+    rl.close();
+  }
+}
+
+async function loadHooksModule(file: string): Promise<AgentHook[]> {
+  const mod = (await import(pathToFileURL(path.resolve(file)).href)) as { default?: unknown; hooks?: unknown };
+  const hooks = mod.default ?? mod.hooks;
+  if (!Array.isArray(hooks)) throw new HookgateError('HOOK_INVALID', `${file}: expected the module to export a list of hooks (export default [...])`);
+  return hooks as AgentHook[];
+}
+
+function defaultPrompt(description: string | undefined): string {
+  return description ?? 'Begin.';
+}
