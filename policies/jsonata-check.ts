@@ -20,7 +20,7 @@ export function checkJsonata(source: string): string[] {
   }
   const problems: string[] = [];
   walk(ast, (node) => {
-    if (node.type === 'regexp' && node.value instanceof RegExp) {
+    if ((node.type === 'regex' || node.type === 'regexp') && node.value instanceof RegExp) {
       try {
         new RE2(node.value);
       } catch (err) {
