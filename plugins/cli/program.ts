@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { createKernel } from '../../index.js';
 import { loadConfig } from '../../config/load-config.js';
 import type { Kernel } from '../../kernel/kernel.js';
@@ -39,8 +39,10 @@ export function buildProgram(): Command {
     .option('--user <id>', 'the user the run acts for (hook payloads carry it and their email)')
     .option('--hooks <module>', 'a JS module exporting a list of hooks (handlers and webhooks)')
     .option('--auto-approve', 'approve every approval request without asking')
+    .option('--decide <list>', 'answers for successive approval requests, comma-separated: approve, reject, continue', parseDecisions)
     .action(async (agent: string, prompt: string | undefined, opts) => {
-      program.setOptionValue('exitCode', await withKernel(program, (k) => runCommand(k, agent, prompt, { json: opts.json, user: opts.user, hooks: opts.hooks, autoApprove: opts.autoApprove })));
+      const run = { json: opts.json, user: opts.user, hooks: opts.hooks, autoApprove: opts.autoApprove, decide: opts.decide };
+      program.setOptionValue('exitCode', await withKernel(program, (k) => runCommand(k, agent, prompt, run)));
     });
 
   for (const action of ['approve', 'reject', 'reject-continue'] as const) {
@@ -119,6 +121,13 @@ export function buildProgram(): Command {
     });
 
   return program;
+}
+
+function parseDecisions(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.find((d) => !['approve', 'reject', 'continue'].includes(d));
+  if (bad) throw new InvalidArgumentError(`"${bad}" is not a decision; use approve, reject or continue`);
+  return list;
 }
 
 /** Runs the CLI with argv; resolves the exit code. Errors are printed without stack traces. */

@@ -15,6 +15,8 @@ export interface RunOptions {
   hooks?: string;
   /** Approve every approval request without asking (demos, CI). */
   autoApprove?: boolean;
+  /** Decisions for successive approval requests, in order: approve | reject | continue (demos, CI). */
+  decide?: string[];
 }
 
 /**
@@ -33,6 +35,7 @@ export async function runCommand(kernel: Kernel, agentFile: string, prompt: stri
   try {
     const handle = await kernel.execAgent({ agentId: agent.id, prompt: prompt ?? defaultPrompt(agent.description), hooks, userId: options.user });
     let record = await handle.settled();
+    let stoppedByHuman = false;
     while (record.status === 'waiting_approval') {
       const decision = await askApproval(record, options);
       if (decision === 'park') {
@@ -42,11 +45,15 @@ export async function runCommand(kernel: Kernel, agentFile: string, prompt: stri
         return EXIT.ok;
       }
       if (decision === 'approve') await kernel.approve(record.id);
-      else if (decision === 'reject') await kernel.reject(record.id, { reason: 'rejected at the terminal' });
+      else if (decision === 'reject') {
+        stoppedByHuman = true;
+        await kernel.reject(record.id, { reason: 'rejected at the terminal' });
+      }
       else await kernel.rejectAndContinue(record.id, { reason: 'rejected at the terminal' });
       record = await kernel.waitForOperation(record.id, 'settled');
     }
-    return record.status === 'done' ? EXIT.ok : EXIT.failed;
+    // A run a human chose to stop did what was asked; max_steps and cost_limit did not finish the job.
+    return record.reason === 'done' || (stoppedByHuman && record.reason === 'interrupted') ? EXIT.ok : EXIT.failed;
   } finally {
     off();
     printer?.close();
@@ -62,7 +69,7 @@ export async function decideCommand(kernel: Kernel, action: 'approve' | 'reject'
     const handle = action === 'approve' ? await kernel.approve(operationId, args) : action === 'reject' ? await kernel.reject(operationId, args) : await kernel.rejectAndContinue(operationId, args);
     const record = await handle.settled();
     if (record.status === 'waiting_approval' && !options.json) process.stdout.write(`operation ${operationId} is waiting for approval again\n`);
-    return record.status === 'done' || record.status === 'waiting_approval' || (action === 'reject' && record.status === 'interrupted') ? EXIT.ok : EXIT.failed;
+    return record.reason === 'done' || record.status === 'waiting_approval' || (action === 'reject' && record.reason === 'interrupted') ? EXIT.ok : EXIT.failed;
   } finally {
     off();
     printer?.close();
@@ -71,6 +78,10 @@ export async function decideCommand(kernel: Kernel, action: 'approve' | 'reject'
 
 async function askApproval(record: OperationRecord, options: RunOptions): Promise<'approve' | 'reject' | 'reject_continue' | 'park'> {
   if (options.autoApprove) return 'approve';
+  if (options.decide && options.decide.length > 0) {
+    const next = options.decide.shift()!;
+    return next === 'approve' ? 'approve' : next === 'reject' ? 'reject' : 'reject_continue';
+  }
   if (!process.stdin.isTTY || options.json) return 'park';
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   try {
