@@ -1,0 +1,193 @@
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createKernel, loadConfig } from '../../index.js';
+import type { AgentHook, HookEventMap, HookType } from '../../kernel/hooks/hook-types.js';
+import { HOOK_TYPES } from '../../kernel/hooks/hook-types.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import { createLogger, type LogRecord } from '../../kernel/logger.js';
+import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
+import { definePlugin } from '../../kernel/plugin.js';
+import { ModelProviders, ToolSources } from '../../kernel/tokens.js';
+import type { ToolDefinition, ToolExecutionContext, ToolSource } from '../../kernel/tools.js';
+import type { Message } from '../../kernel/messages.js';
+import { ScriptedModel } from '../../plugins/model-scripted/scripted-model.js';
+
+/** A tool call the test tool source executed. */
+export interface TestToolCall {
+  identifier: string;
+  apiName: string;
+  args: Record<string, unknown>;
+  ctx: Omit<ToolExecutionContext, 'signal'>;
+}
+
+/** What the `recorded` model provider was asked (messages copied at call time). */
+export interface RecordedRequest {
+  purpose: ModelRequest['purpose'];
+  operationId: string;
+  turnIndex: number;
+  messages: Message[];
+  toolNames: string[];
+}
+
+/**
+ * `test/echo` (returns `echo: <args JSON>`), `test/boom` (throws `args.message`
+ * or "boom"), `other/echo` (a second identifier for matcher cases). Every
+ * execution is recorded in `calls`.
+ */
+export class TestTools implements ToolSource {
+  readonly id = 'test-tools';
+  readonly calls: TestToolCall[] = [];
+
+  list(): ToolDefinition[] {
+    const params = { type: 'object', properties: {}, additionalProperties: true };
+    return [
+      { identifier: 'test', apiName: 'echo', description: 'Echoes its arguments', parameters: params, toolSource: 'test-source' },
+      { identifier: 'test', apiName: 'boom', description: 'Always throws', parameters: params, toolSource: 'test-source' },
+      { identifier: 'other', apiName: 'echo', description: 'Echoes its arguments', parameters: params, toolSource: 'test-source' },
+    ];
+  }
+
+  async execute(call: { identifier: string; apiName: string; args: Record<string, unknown> }, ctx: ToolExecutionContext): Promise<string> {
+    const { signal: _signal, ...rest } = ctx;
+    this.calls.push({ identifier: call.identifier, apiName: call.apiName, args: structuredClone(call.args), ctx: rest });
+    if (call.apiName === 'boom') throw new Error(typeof call.args.message === 'string' ? call.args.message : 'boom');
+    return `echo: ${JSON.stringify(call.args)}`;
+  }
+}
+
+/** The scripted model under the provider name `recorded`, keeping a copy of every request. */
+export class RecordingModel implements ModelProvider {
+  readonly name = 'recorded';
+  readonly requests: RecordedRequest[] = [];
+  private readonly inner = new ScriptedModel();
+
+  complete(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push({
+      purpose: request.purpose,
+      operationId: request.operationId,
+      turnIndex: request.turnIndex,
+      messages: structuredClone([...request.messages]),
+      toolNames: request.tools.map((t) => `${t.identifier}/${t.apiName}`),
+    });
+    return this.inner.complete(request);
+  }
+}
+
+export interface RuntimeFixture {
+  kernel: Kernel;
+  /** The temp folder (config cwd; `.hookgate/` inside holds the SQLite file and the sandbox). */
+  dir: string;
+  /** The builtin fs tools' sandbox root. */
+  sandbox: string;
+  logs: LogRecord[];
+  tools: TestTools;
+  model: RecordingModel;
+  /** Stops the kernel (idempotent) and removes the temp folder. */
+  cleanup(): Promise<void>;
+}
+
+export interface FixtureOptions {
+  /** `memory` (default, fast) or `sqlite` (a real file in the temp folder). */
+  store?: 'memory' | 'sqlite';
+  /** Reuse a temp folder (a restart on the same data dir). */
+  dir?: string;
+  /** Leave the folder in place on cleanup (the caller removes it). */
+  keepDir?: boolean;
+}
+
+/** Creates and starts a kernel from `loadConfig` in a temp folder, with the test tools and the recording model. */
+export async function startKernel(options: FixtureOptions = {}): Promise<RuntimeFixture> {
+  const dir = options.dir ?? (await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-runtime-'))));
+  const env: NodeJS.ProcessEnv = options.store === 'sqlite' ? {} : { HOOKGATE_STORE__DRIVER: 'memory' };
+  const config = loadConfig({ cwd: dir, env });
+  const logs: LogRecord[] = [];
+  const logger = createLogger({ level: 'debug', sink: (_line, record) => logs.push(record) });
+  const tools = new TestTools();
+  const model = new RecordingModel();
+  const testPlugin = definePlugin({
+    id: 'runtime-spec-fixtures',
+    provides: [ToolSources, ModelProviders],
+    register: (ctx) => {
+      ctx.bindValue(ToolSources, tools);
+      ctx.bindValue(ModelProviders, model);
+    },
+  });
+  const kernel = createKernel({ config, plugins: [testPlugin], logger, env: {} });
+  await kernel.start();
+  let cleaned = false;
+  return {
+    kernel,
+    dir,
+    sandbox: config.sandbox.root,
+    logs,
+    tools,
+    model,
+    async cleanup() {
+      if (cleaned) return;
+      cleaned = true;
+      await kernel.stop();
+      if (!options.keepDir && !options.dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One event a recording hook saw (functions such as `mock` left out). */
+export interface RecordedEvent {
+  type: HookType;
+  hookId: string;
+  event: Record<string, unknown>;
+}
+
+export interface HookRecorder {
+  hooks: AgentHook[];
+  events: RecordedEvent[];
+  /** Events of one type, in order, typed. */
+  of<T extends HookType>(type: T, operationId?: string): Array<Omit<HookEventMap[T], 'mock'>>;
+  /** The hook types in the order they fired (optionally for one operation). */
+  sequence(operationId?: string): HookType[];
+}
+
+/** A handler-only hook on every given type (default all 16) that records each event. */
+export function recordHooks(types: readonly HookType[] = HOOK_TYPES, events: RecordedEvent[] = []): HookRecorder {
+  const hooks = types.map((type) => ({
+    id: `record-${type}`,
+    type,
+    handler: (event: object) => {
+      const copy: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(event)) if (typeof v !== 'function') copy[k] = v;
+      events.push({ type, hookId: `record-${type}`, event: copy });
+    },
+  })) as AgentHook[];
+  const forOp = (operationId?: string) => events.filter((e) => operationId === undefined || e.event.operationId === operationId);
+  return {
+    hooks,
+    events,
+    of: (type, operationId) => forOp(operationId).filter((e) => e.type === type).map((e) => e.event) as never,
+    sequence: (operationId) => forOp(operationId).map((e) => e.type),
+  };
+}
+
+/** A typed hook literal. */
+export function hook<T extends HookType>(type: T, handler: (event: HookEventMap[T]) => unknown, extra: { id?: string; matcher?: string } = {}): AgentHook {
+  return { id: extra.id ?? `${type}-${Math.random().toString(36).slice(2, 8)}`, type, handler, ...(extra.matcher !== undefined ? { matcher: extra.matcher } : {}) } as AgentHook;
+}
+
+/** A scripted model block: `turns` played in order, optional compaction `summaries`. */
+export function scripted(turns: unknown[], extra: { summaries?: unknown[]; provider?: 'scripted' | 'recorded' } = {}): Record<string, unknown> {
+  return { provider: extra.provider ?? 'scripted', turns, ...(extra.summaries ? { summaries: extra.summaries } : {}) };
+}
+
+/** A scripted turn that calls one tool. */
+export function toolTurn(identifier: string, apiName: string, args: Record<string, unknown> = {}, id?: string): Record<string, unknown> {
+  return { toolCalls: [{ ...(id ? { id } : {}), identifier, apiName, args }] };
+}
+
+/** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
+export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
