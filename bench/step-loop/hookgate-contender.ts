@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createKernel, loadConfig } from '../../index.js';
+import { HOOK_TYPES, type AgentHook } from '../../kernel/hooks/hook-types.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import { definePlugin } from '../../kernel/plugin.js';
+import { ToolSources } from '../../kernel/tokens.js';
+import type { ToolSource } from '../../kernel/tools.js';
+import { MODEL_AND_TOOL_STEPS, MODEL_STEPS, TOOL_CALLS, type ConversationCount, type Contender } from './contender.js';
+
+const AGENT_ID = 'bench-agent';
+
+/**
+ * hookgate with the in-memory store or with every step persisted to a SQLite
+ * file in a fresh temp folder (removed by `teardown`). One kernel serves all
+ * conversations, like a long-running process; each conversation is one
+ * `execAgent` with 16 no-op handlers (one per hook type) awaited with
+ * `handle.completed()`.
+ */
+export function hookgateContender(store: 'memory' | 'sqlite'): Contender {
+  let kernel: Kernel | undefined;
+  let dir: string | undefined;
+  let dbFile: string | undefined;
+  let toolRuns = 0;
+  let hookCalls = 0;
+  let conversations = 0;
+
+  const source: ToolSource = {
+    id: 'bench',
+    list: () => [
+      {
+        identifier: 'bench',
+        apiName: 'noop',
+        description: 'Does nothing.',
+        parameters: { type: 'object', properties: { i: { type: 'number' } }, required: ['i'] },
+        toolSource: 'builtin',
+      },
+    ],
+    execute: async () => {
+      toolRuns++;
+      return 'ok';
+    },
+  };
+  const benchPlugin = definePlugin({
+    id: 'bench-tools',
+    description: 'one no-op tool for the step-loop benchmark',
+    provides: [ToolSources],
+    register: (ctx) => ctx.bindValue(ToolSources, source),
+  });
+  // One no-op handler per hook type; the counter only proves they ran.
+  const hooks: AgentHook[] = HOOK_TYPES.map((type) => ({ id: `bench-${type}`, type, handler: () => void hookCalls++ }) as AgentHook);
+
+  return {
+    name: `hookgate-${store}`,
+    description:
+      store === 'memory'
+        ? 'createKernel, store-memory, model-scripted, 1 no-op tool, 16 no-op hook handlers'
+        : 'createKernel, store-sqlite (temp file, WAL, synchronous=NORMAL), model-scripted, 1 no-op tool, 16 no-op hook handlers',
+    async setup() {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'hookgate-bench-'));
+      dbFile = path.join(dir, 'bench.db');
+      const env: NodeJS.ProcessEnv = { HOOKGATE_STORE__DRIVER: store, HOOKGATE_LOG__LEVEL: 'error' };
+      if (store === 'sqlite') env.HOOKGATE_STORE__SQLITE__PATH = dbFile;
+      kernel = createKernel({ config: loadConfig({ cwd: dir, env }), plugins: [benchPlugin], env: {} });
+      await kernel.start();
+      const turns = [
+        ...Array.from({ length: TOOL_CALLS }, (_, i) => ({ toolCalls: [{ identifier: 'bench', apiName: 'noop', args: { i } }] })),
+        { text: 'done' },
+      ];
+      kernel.agents.define({ id: AGENT_ID, model: { provider: 'scripted', turns }, tools: ['bench/*'], limits: { maxSteps: 100 } });
+    },
+    async runConversation(index: number): Promise<ConversationCount> {
+      const before = toolRuns;
+      const handle = await kernel!.execAgent({ agentId: AGENT_ID, prompt: `Conversation ${index}: call the tool ${TOOL_CALLS} times.`, hooks });
+      const record = await handle.completed();
+      if (record.reason !== 'done') throw new Error(`hookgate conversation ${index} ended with ${record.reason ?? record.status}: ${record.error?.message ?? ''}`);
+      conversations++;
+      const steps = record.state.stepIndex;
+      if (steps !== MODEL_AND_TOOL_STEPS) throw new Error(`hookgate conversation ${index} took ${steps} steps, expected ${MODEL_AND_TOOL_STEPS}`);
+      return { modelSteps: record.state.modelTurns ?? MODEL_STEPS, toolSteps: toolRuns - before };
+    },
+    facts() {
+      const out: Record<string, number | string> = { hookCallsPerConversation: conversations ? Math.round(hookCalls / conversations) : 0 };
+      if (store === 'sqlite' && dbFile) {
+        let size = 0;
+        for (const f of [dbFile, `${dbFile}-wal`]) {
+          try {
+            size += statSync(f).size;
+          } catch {
+            // no WAL file
+          }
+        }
+        out.sqliteBytes = size;
+      }
+      return out;
+    },
+    async teardown() {
+      await kernel?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

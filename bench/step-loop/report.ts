@@ -1,0 +1,62 @@
+import { MODEL_AND_TOOL_STEPS, MODEL_STEPS, median, stepsPerSecond, type ContenderResult, type MeasureOptions } from './measure.js';
+
+export interface Report {
+  node: string;
+  cpus: number;
+  cpuModel: string;
+  platform: string;
+  options: MeasureOptions;
+  results: ContenderResult[];
+}
+
+/** The targets of issue 3, as ratios of median steps/s against the AI SDK. */
+export const TARGETS: Record<string, number> = { 'hookgate-memory': 2, 'hookgate-sqlite': 1 };
+
+const MB = 1024 * 1024;
+
+/** Prints the side-by-side table and the ratios against `ai-sdk` to stdout. */
+export function printReport(report: Report): void {
+  const rows = report.results.map((r) => {
+    const full = r.rounds.map((round) => stepsPerSecond(round, MODEL_AND_TOOL_STEPS));
+    const model = r.rounds.map((round) => stepsPerSecond(round, MODEL_STEPS));
+    return {
+      name: r.name,
+      modelSps: median(model),
+      fullSps: median(full),
+      range: `${fmt(Math.min(...full))}-${fmt(Math.max(...full))}`,
+      convPerSec: median(r.rounds.map((round) => (round.conversations * 1000) / round.ms)),
+      rss: r.peakRss / MB,
+      heap: r.peakHeapUsed / MB,
+      facts: Object.entries(r.facts).map(([k, v]) => `${k}=${v}`).join(' '),
+    };
+  });
+  const header = ['contender', 'model steps/s', 'model+tool steps/s', 'min-max (model+tool)', 'conv/s', 'peak RSS MB', 'peak heap MB', 'notes'];
+  const table = [header, ...rows.map((r) => [r.name, fmt(r.modelSps), fmt(r.fullSps), r.range, fmt(r.convPerSec), r.rss.toFixed(1), r.heap.toFixed(1), r.facts])];
+  const widths = header.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+
+  const { options } = report;
+  console.log(`step loop: ${MODEL_STEPS - 1} tool calls per conversation (${MODEL_STEPS} model steps + ${MODEL_STEPS - 1} tool steps = ${MODEL_AND_TOOL_STEPS})`);
+  console.log(`node ${report.node}, ${report.cpus} x ${report.cpuModel}, ${report.platform}`);
+  console.log(`${options.warmup} warm-up conversations, then ${options.rounds} rounds x ${options.conversations} conversations (sequential); medians over rounds\n`);
+  console.log(line(table[0]!));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const row of table.slice(1)) console.log(line(row));
+  console.log('');
+  for (const r of report.results) console.log(`  ${r.name}: ${r.description}`);
+
+  const base = rows.find((r) => r.name === 'ai-sdk');
+  if (!base) return;
+  console.log('');
+  for (const r of rows) {
+    if (r.name === 'ai-sdk') continue;
+    const ratio = r.fullSps / base.fullSps;
+    const target = TARGETS[r.name];
+    const verdict = target === undefined ? '' : ` (target >= ${target}x: ${ratio >= target ? 'met' : 'MISSED'})`;
+    console.log(`ratio ${r.name} / ai-sdk = ${ratio.toFixed(2)}x${verdict}`);
+  }
+}
+
+function fmt(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
