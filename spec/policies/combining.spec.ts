@@ -12,8 +12,11 @@ policies:
 `;
 
 describe('combining policy decisions', () => {
-  let close: () => Promise<void>;
-  afterEach(() => close?.());
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
 
   it('deny wins over ask and allow', async () => {
     const t = await engineWithPack(PACK);

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { engineWithPack, toolCall, toolResult } from './support/policy-fixtures.js';
 
 describe('policy effects', () => {
-  let close: () => Promise<void>;
-  afterEach(() => close?.());
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
 
   it('allow: a matching allow policy allows and names itself', async () => {
     const t = await engineWithPack(`policies: [ { id: allow-time, match: '^time/now$', effect: allow } ]`, { defaultDecision: 'deny' });

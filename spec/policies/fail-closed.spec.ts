@@ -4,8 +4,11 @@ import { engineWithPack, toolCall } from './support/policy-fixtures.js';
 const CODE = (body: string) => `export default { id: 'code.p', events: ['beforeToolCall'], evaluate(event) { ${body} } };`;
 
 describe('policy evaluation fails closed', () => {
-  let close: () => Promise<void>;
-  afterEach(() => close?.());
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
 
   it('an expression that loops (tail recursion) is stopped and denies, naming the policy', async () => {
     const t = await engineWithPack(`policies: [ { id: looper, when: '($f := function($n){ $f($n + 1) }; $f(0))', effect: allow } ]`, { deadlineMs: 200 });
