@@ -5,6 +5,8 @@ import type { Kernel } from '../../kernel/kernel.js';
 import { errorMessage, isHookgateError } from '../../kernel/errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { decideCommand, runCommand } from './run-command.js';
+import { serveWebhookReceiver } from './webhook-receiver.js';
+import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
 
 interface GlobalOptions {
   config?: string;
@@ -118,6 +120,42 @@ export function buildProgram(): Command {
           return EXIT.ok;
         }),
       );
+    });
+
+  const webhook = program.command('webhook').description('tools for webhook receivers');
+  webhook
+    .command('secret')
+    .description('print a new Standard Webhooks signing secret (whsec_...) for webhooks.signing.secretEnv')
+    .action(() => {
+      process.stdout.write(generateSigningSecret() + '\n');
+      program.setOptionValue('exitCode', EXIT.ok);
+    });
+  webhook
+    .command('verify')
+    .description('run an example receiver that verifies signed hookgate webhooks and answers a fixed decision')
+    .option('--port <port>', 'port on 127.0.0.1', '8787')
+    .option('--secret-env <name>', 'env var holding the whsec_ secret', 'WEBHOOK_SIGNING_SECRET')
+    .option('--decision <decision>', 'allow | deny | none (notification answer)', 'allow')
+    .option('--reason <text>', 'deny reason')
+    .action(async (opts) => {
+      const secret = process.env[opts.secretEnv];
+      if (!secret) {
+        process.stderr.write(`error: set ${opts.secretEnv} to the whsec_ secret (hookgate webhook secret makes one)\n`);
+        program.setOptionValue('exitCode', EXIT.usage);
+        return;
+      }
+      if (!['allow', 'deny', 'none'].includes(opts.decision)) throw new InvalidArgumentError('--decision must be allow, deny or none');
+      const server = await serveWebhookReceiver({
+        port: Number(opts.port),
+        secret,
+        decision: opts.decision,
+        reason: opts.reason,
+        onPayload: (p) => process.stdout.write(`verified ${JSON.stringify(p)}\n`),
+        onRefused: (why) => process.stdout.write(`refused: ${why}\n`),
+      });
+      process.stdout.write(`listening on http://127.0.0.1:${(server.address() as { port: number }).port}/ (Ctrl-C to stop)\n`);
+      await new Promise<void>((resolve) => process.once('SIGINT', () => server.close(() => resolve())));
+      program.setOptionValue('exitCode', EXIT.ok);
     });
 
   return program;
