@@ -26,7 +26,8 @@ export function orderPlugins(plugins: readonly Plugin[], coreTokens: readonly To
   const core = new Set(coreTokens.map((t) => t.key));
   const providers = new Map<symbol, Plugin[]>();
   for (const p of plugins) {
-    for (const t of p.provides ?? []) {
+    // A token listed twice by one plugin is still one provider.
+    for (const t of new Set(p.provides ?? [])) {
       if (core.has(t.key)) {
         throw new HookgateError('PLUGIN_DUPLICATE_PROVIDER', `plugin "${p.id}" provides "${t.id}", which the kernel itself provides`, {
           details: { pluginId: p.id, token: t.id },

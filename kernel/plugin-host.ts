@@ -25,6 +25,7 @@ export class PluginHost {
   private phase: 'open' | 'starting' | 'started' | 'stopping' | 'stopped' = 'open';
   private registering: Plugin | undefined;
   private stopPromise: Promise<void> | undefined;
+  private inFlightStart: Promise<unknown> | undefined;
 
   constructor(private readonly coreTokens: readonly Token<unknown>[]) {
     this.container = rootContainer.createChildContainer();
@@ -93,21 +94,36 @@ export class PluginHost {
     }
     for (const p of order) {
       this.setState(p.id, 'starting');
+      // Listed before its start runs, so a failed start still gets its stop to release what it acquired.
+      this.started.push(p);
+      const run = (async () => p.start?.(this.contextFor(p)))();
+      this.inFlightStart = run;
       try {
-        this.started.push(p);
-        await p.start?.(this.contextFor(p));
-        this.setState(p.id, 'started');
+        await run;
       } catch (err) {
         this.setState(p.id, 'failed', err);
         const wrapped = this.wrap('PLUGIN_START_FAILED', `plugin '${p.id}' failed to start`, p, err);
         await this.stop().catch(() => undefined);
         throw wrapped;
+      } finally {
+        this.inFlightStart = undefined;
       }
+      // stop() was called while this plugin started: it stops what started; nothing more may start.
+      if (this.stopPromise) {
+        throw new HookgateError('KERNEL_STOPPED', `the kernel was stopped while plugin '${p.id}' was starting; later plugins were not started`, {
+          details: { pluginId: p.id },
+        });
+      }
+      this.setState(p.id, 'started');
     }
     this.phase = 'started';
   }
 
-  /** Stops started plugins in reverse order. Idempotent; collects failures and throws the first after all ran. */
+  /**
+   * Stops started plugins in reverse order. Idempotent; collects failures and throws the first after all ran.
+   * Called while start() runs, it waits for the plugin starting now, stops everything started so far,
+   * and start() rejects with KERNEL_STOPPED instead of starting the rest.
+   */
   stop(): Promise<void> {
     this.stopPromise ??= this.runStop();
     return this.stopPromise;
@@ -115,6 +131,8 @@ export class PluginHost {
 
   private async runStop(): Promise<void> {
     this.phase = 'stopping';
+    // Never stop a plugin while its start is still running; start() sees the stop and starts no more.
+    await this.inFlightStart?.catch(() => undefined);
     let first: unknown;
     for (const p of [...this.started].reverse()) {
       const wasFailed = this.states.get(p.id)?.state === 'failed';
