@@ -5,19 +5,19 @@
  *
  *   node dist/bench/step-loop.js [--rounds 7] [--conversations 100] [--warmup 50] [--only ai-sdk,hookgate-memory] [--json]
  *
- * The parent process runs each contender in its own child process (this file
- * with `--contender <name>`), one after another, so peak memory is measured
- * per contender and the contenders do not share a JIT or a heap. See
+ * Each contender runs in its own child process (this file with `--contender
+ * <name>`), so peak memory is measured per contender and the contenders do
+ * not share a JIT or a heap; the parent alternates their timed rounds. See
  * bench/README.md, section "Step loop".
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { aiSdkContender } from './step-loop/ai-sdk-contender.js';
+import { ContenderProcess, serveCommands } from './step-loop/child-protocol.js';
 import type { Contender } from './step-loop/contender.js';
 import { hookgateContender } from './step-loop/hookgate-contender.js';
-import { measure, type ContenderResult, type MeasureOptions } from './step-loop/measure.js';
+import { ContenderSession, type ContenderResult, type MeasureOptions } from './step-loop/measure.js';
 import { printReport, type Report } from './step-loop/report.js';
 
 const CONTENDERS: Record<string, () => Contender> = {
@@ -25,8 +25,6 @@ const CONTENDERS: Record<string, () => Contender> = {
   'hookgate-memory': () => hookgateContender('memory'),
   'hookgate-sqlite': () => hookgateContender('sqlite'),
 };
-
-const RESULT_PREFIX = 'STEP_LOOP_RESULT ';
 
 const { values } = parseArgs({
   options: {
@@ -48,55 +46,57 @@ const options: MeasureOptions = {
 if (values.contender !== undefined) await child(values.contender);
 else await parent();
 
-/** Child mode: measures one contender and writes its result as one JSON line. */
+/** Child mode: one contender, driven by the parent over stdin/stdout. */
 async function child(name: string): Promise<void> {
   const make = CONTENDERS[name];
   if (!make) throw new Error(`unknown contender "${name}" (have: ${Object.keys(CONTENDERS).join(', ')})`);
-  const result = await measure(make(), options);
-  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+  await serveCommands(new ContenderSession(make()));
 }
 
-/** Parent mode: one child per contender, sequentially, then the table. */
+/**
+ * Parent mode: one child per contender, all set up and warmed up first; then
+ * round r of every contender runs back to back (the order rotates each
+ * round), so each round's numbers were taken under the same machine load.
+ */
 async function parent(): Promise<void> {
   const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(CONTENDERS);
   for (const n of names) if (!CONTENDERS[n]) throw new Error(`unknown contender "${n}" (have: ${Object.keys(CONTENDERS).join(', ')})`);
-  const results: ContenderResult[] = [];
-  for (const name of names) {
-    if (!values.json) process.stderr.write(`running ${name} (${options.warmup} warm-up + ${options.rounds} x ${options.conversations} conversations)...\n`);
-    results.push(await runChild(name));
-  }
-  const report: Report = {
-    node: process.version,
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    platform: `${os.platform()} ${os.release()}`,
-    options,
-    results,
+  const log = (text: string) => {
+    if (!values.json) process.stderr.write(`${text}\n`);
   };
-  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else printReport(report);
-}
-
-function runChild(name: string): Promise<ContenderResult> {
-  const args = [
-    '--expose-gc',
-    fileURLToPath(import.meta.url),
-    '--contender', name,
-    '--rounds', String(options.rounds),
-    '--conversations', String(options.conversations),
-    '--warmup', String(options.warmup),
-  ];
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    proc.on('error', reject);
-    proc.on('close', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-      if (code !== 0 || !line) return reject(new Error(`contender ${name} failed (exit code ${code})`));
-      resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as ContenderResult);
-    });
-  });
+  const self = fileURLToPath(import.meta.url);
+  const children = names.map((name) => new ContenderProcess(name, ['--expose-gc', self, '--contender', name]));
+  try {
+    for (const c of children) {
+      log(`${c.name}: setup and ${options.warmup} warm-up conversations`);
+      await c.send({ cmd: 'setup' });
+      await c.send({ cmd: 'warmup', n: options.warmup });
+    }
+    for (let r = 0; r < options.rounds; r++) {
+      const order = children.map((_, i) => children[(i + r) % children.length]!);
+      const line: string[] = [];
+      for (const c of order) {
+        const { round } = await c.send({ cmd: 'round', n: options.conversations });
+        line.push(`${c.name} ${Math.round(round!.ms)} ms`);
+      }
+      log(`round ${r + 1}/${options.rounds}: ${line.join(', ')}`);
+    }
+    const results: ContenderResult[] = [];
+    for (const c of children) results.push((await c.send({ cmd: 'finish' })).result!);
+    const report: Report = {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      platform: `${os.platform()} ${os.release()}`,
+      loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+      options,
+      results,
+    };
+    if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else printReport(report);
+  } finally {
+    for (const c of children) c.kill();
+  }
 }
 
 function positive(name: string, raw: string, allowZero = false): number {

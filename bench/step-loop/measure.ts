@@ -1,4 +1,5 @@
-import { MODEL_AND_TOOL_STEPS, MODEL_STEPS, TOOL_CALLS, type Contender } from './contender.js';
+import { getHeapStatistics } from 'node:v8';
+import { MODEL_STEPS, TOOL_CALLS, type Contender } from './contender.js';
 
 export interface MeasureOptions {
   /** Untimed conversations before the first round (JIT warm-up). */
@@ -13,61 +14,78 @@ export interface RoundResult {
   ms: number;
 }
 
-/** What a contender's child process reports to the parent (one JSON line). */
+/** What a contender's child process reports at the end. */
 export interface ContenderResult {
   name: string;
   description: string;
   rounds: RoundResult[];
   /** Peak resident set size of the child process (bytes, from `process.resourceUsage().maxRSS`). */
   peakRss: number;
-  /** Highest `heapUsed` seen, sampled after every conversation (bytes). */
+  /** Highest V8 used heap size seen, sampled after every conversation (bytes). */
   peakHeapUsed: number;
   facts: Record<string, number | string>;
 }
 
 /**
- * Runs the warm-up, then the timed rounds, one conversation at a time.
- * Checks every conversation's step counts; rejects on the first mismatch.
- * Calls `gc()` between rounds when the process runs with `--expose-gc`
- * (outside the timed section).
+ * One contender inside its child process: set up once, then untimed warm-up
+ * and timed rounds on request, one conversation at a time. Every
+ * conversation's step counts are checked; a mismatch rejects.
  */
-export async function measure(contender: Contender, options: MeasureOptions): Promise<ContenderResult> {
-  let peakHeapUsed = 0;
-  const sample = () => {
-    const used = process.memoryUsage().heapUsed;
-    if (used > peakHeapUsed) peakHeapUsed = used;
-  };
-  const gc = (globalThis as { gc?: () => void }).gc;
-  let index = 0;
-  const one = async () => {
-    const count = await contender.runConversation(index++);
-    if (count.modelSteps !== MODEL_STEPS || count.toolSteps !== TOOL_CALLS) {
-      throw new Error(`${contender.name}: a conversation made ${count.modelSteps} model calls and ${count.toolSteps} tool runs, expected ${MODEL_STEPS} and ${TOOL_CALLS}`);
-    }
-    sample();
-  };
+export class ContenderSession {
+  private index = 0;
+  private peakHeapUsed = 0;
+  private readonly rounds: RoundResult[] = [];
 
-  await contender.setup();
-  try {
-    sample();
-    for (let i = 0; i < options.warmup; i++) await one();
-    const rounds: RoundResult[] = [];
-    for (let r = 0; r < options.rounds; r++) {
-      gc?.();
-      const start = process.hrtime.bigint();
-      for (let i = 0; i < options.conversations; i++) await one();
-      rounds.push({ conversations: options.conversations, ms: Number(process.hrtime.bigint() - start) / 1e6 });
-    }
+  constructor(private readonly contender: Contender) {}
+
+  async setup(): Promise<void> {
+    await this.contender.setup();
+    this.sample();
+  }
+
+  /** Untimed conversations. */
+  async warmup(conversations: number): Promise<void> {
+    for (let i = 0; i < conversations; i++) await this.one();
+  }
+
+  /**
+   * One timed round. Calls `gc()` first when the process runs with
+   * `--expose-gc` (outside the timed section). Resolves with the round's time.
+   */
+  async round(conversations: number): Promise<RoundResult> {
+    (globalThis as { gc?: () => void }).gc?.();
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < conversations; i++) await this.one();
+    const result = { conversations, ms: Number(process.hrtime.bigint() - start) / 1e6 };
+    this.rounds.push(result);
+    return result;
+  }
+
+  /** The result so far; then releases the contender. */
+  async finish(): Promise<ContenderResult> {
+    const facts = this.contender.facts();
+    await this.contender.teardown();
     return {
-      name: contender.name,
-      description: contender.description,
-      rounds,
+      name: this.contender.name,
+      description: this.contender.description,
+      rounds: this.rounds,
       peakRss: process.resourceUsage().maxRSS * 1024,
-      peakHeapUsed,
-      facts: contender.facts(),
+      peakHeapUsed: this.peakHeapUsed,
+      facts,
     };
-  } finally {
-    await contender.teardown();
+  }
+
+  private async one(): Promise<void> {
+    const count = await this.contender.runConversation(this.index++);
+    if (count.modelSteps !== MODEL_STEPS || count.toolSteps !== TOOL_CALLS) {
+      throw new Error(`${this.contender.name}: a conversation made ${count.modelSteps} model calls and ${count.toolSteps} tool runs, expected ${MODEL_STEPS} and ${TOOL_CALLS}`);
+    }
+    this.sample();
+  }
+
+  private sample(): void {
+    const used = getHeapStatistics().used_heap_size;
+    if (used > this.peakHeapUsed) this.peakHeapUsed = used;
   }
 }
 
@@ -81,5 +99,3 @@ export function median(values: readonly number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
-
-export { MODEL_AND_TOOL_STEPS, MODEL_STEPS };

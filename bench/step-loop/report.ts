@@ -1,10 +1,13 @@
-import { MODEL_AND_TOOL_STEPS, MODEL_STEPS, median, stepsPerSecond, type ContenderResult, type MeasureOptions } from './measure.js';
+import { MODEL_AND_TOOL_STEPS, MODEL_STEPS } from './contender.js';
+import { median, stepsPerSecond, type ContenderResult, type MeasureOptions } from './measure.js';
 
 export interface Report {
   node: string;
   cpus: number;
   cpuModel: string;
   platform: string;
+  /** 1, 5 and 15 minute load averages when the run ended (other processes share the CPUs). */
+  loadAverage: number[];
   options: MeasureOptions;
   results: ContenderResult[];
 }
@@ -37,23 +40,25 @@ export function printReport(report: Report): void {
 
   const { options } = report;
   console.log(`step loop: ${MODEL_STEPS - 1} tool calls per conversation (${MODEL_STEPS} model steps + ${MODEL_STEPS - 1} tool steps = ${MODEL_AND_TOOL_STEPS})`);
-  console.log(`node ${report.node}, ${report.cpus} x ${report.cpuModel}, ${report.platform}`);
-  console.log(`${options.warmup} warm-up conversations, then ${options.rounds} rounds x ${options.conversations} conversations (sequential); medians over rounds\n`);
+  console.log(`node ${report.node}, ${report.cpus} x ${report.cpuModel}, ${report.platform}, load average ${report.loadAverage.join(' ')}`);
+  console.log(`${options.warmup} warm-up conversations, then ${options.rounds} rounds x ${options.conversations} conversations (sequential), rounds of the contenders alternating; medians over rounds\n`);
   console.log(line(table[0]!));
   console.log(line(widths.map((w) => '-'.repeat(w))));
   for (const row of table.slice(1)) console.log(line(row));
   console.log('');
   for (const r of report.results) console.log(`  ${r.name}: ${r.description}`);
 
-  const base = rows.find((r) => r.name === 'ai-sdk');
+  const base = report.results.find((r) => r.name === 'ai-sdk');
   if (!base) return;
   console.log('');
-  for (const r of rows) {
-    if (r.name === 'ai-sdk') continue;
-    const ratio = r.fullSps / base.fullSps;
+  for (const r of report.results) {
+    if (r === base) continue;
+    const ratio = median(r.rounds.map((x) => stepsPerSecond(x, 1))) / median(base.rounds.map((x) => stepsPerSecond(x, 1)));
+    // Round i of both contenders ran back to back, under the same load.
+    const paired = median(r.rounds.map((x, i) => (base.rounds[i] ? stepsPerSecond(x, 1) / stepsPerSecond(base.rounds[i]!, 1) : NaN)).filter((n) => !Number.isNaN(n)));
     const target = TARGETS[r.name];
     const verdict = target === undefined ? '' : ` (target >= ${target}x: ${ratio >= target ? 'met' : 'MISSED'})`;
-    console.log(`ratio ${r.name} / ai-sdk = ${ratio.toFixed(2)}x${verdict}`);
+    console.log(`ratio ${r.name} / ai-sdk = ${ratio.toFixed(2)}x${verdict}; median of per-round ratios ${paired.toFixed(2)}x`);
   }
 }
 
