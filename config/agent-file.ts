@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { HookgateError } from '../kernel/errors.js';
 import type { AgentDefinition } from '../kernel/agent-definition.js';
 import type { AgentRegistry } from '../kernel/runtime/agent-registry.js';
+import { describeYamlError } from './yaml-error.js';
 
 /**
  * Loads an agent file (YAML) and the sub-agent files it lists, and defines
@@ -22,10 +23,7 @@ export function loadAgentFile(file: string, registry: AgentRegistry, seen = new 
     throw new HookgateError('CONFIG_UNREADABLE', `${file}: cannot read the agent file (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
   }
   const doc = YAML.parseDocument(text);
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    throw new HookgateError('AGENT_INVALID', `${file}: invalid YAML at line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
-  }
+  if (doc.errors.length > 0) throw new HookgateError('AGENT_INVALID', `${file}: ${describeYamlError(doc.errors[0]!)}`);
   const raw = doc.toJS() as Record<string, unknown> | null;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new HookgateError('AGENT_INVALID', `${file}: expected a mapping at the top level`);
   if (Array.isArray(raw.subagents)) {

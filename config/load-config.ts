@@ -5,9 +5,12 @@ import YAML from 'yaml';
 import { HookgateError } from '../kernel/errors.js';
 import { ConfigSchema } from './schema.js';
 import { withDefaults, type HookgateConfig } from './defaults.js';
+import { describeYamlError } from './yaml-error.js';
 
 export const DEFAULT_CONFIG_FILE = 'hookgate.config.yaml';
 export const ENV_PREFIX = 'HOOKGATE_';
+/** `HOOKGATE_*` variables that switch tool behaviour and are not config keys. */
+export const NON_CONFIG_ENV = new Set(['HOOKGATE_DEBUG']);
 
 export interface LoadConfigOptions {
   /** Explicit file (`--config`); it must exist. */
@@ -43,8 +46,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HookgateConfig {
     }
     const doc = YAML.parseDocument(text);
     if (doc.errors.length > 0) {
-      const e = doc.errors[0]!;
-      throw new HookgateError('CONFIG_UNREADABLE', `${source}: invalid YAML at line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
+      throw new HookgateError('CONFIG_UNREADABLE', `${source}: ${describeYamlError(doc.errors[0]!)}`);
     }
     const value = doc.toJS() as unknown;
     if (value !== null && value !== undefined) {
@@ -57,7 +59,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HookgateConfig {
 
   const fromEnv = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    if (!name.startsWith(ENV_PREFIX) || value === undefined || NON_CONFIG_ENV.has(name)) continue;
     const keyPath = envNameToPath(name);
     setPath(raw, keyPath, value);
     fromEnv.set(keyPath.join('.'), name);
@@ -94,13 +96,18 @@ function setPath(target: Record<string, unknown>, keyPath: string[], value: unkn
 }
 
 function issueText(issue: v.BaseIssue<unknown>): string {
-  if (issue.type === 'strict_object' || (issue.kind === 'schema' && issue.expected === 'never')) {
-    return 'unknown key';
-  }
-  if (issue.kind === 'validation') return `${issue.message}, got ${issue.received}`;
-  if (issue.expected) return `expected ${issue.expected}, got ${describe(issue.input)}`;
+  // An unknown key is a strict-object issue expecting `never`; a strict-object
+  // issue expecting `Object` is a value that is not a mapping at all.
+  if (issue.type === 'strict_object' && issue.expected === 'never') return 'unknown key';
+  const got = `got ${describe(issue.input)}`;
+  // Our own messages (schema.ts) already say what was expected.
+  if (issue.message.startsWith('expected ')) return `${issue.message}, ${got}`;
+  if (issue.type === 'picklist' && issue.expected) return `expected one of ${issue.expected.replace(/^\((.*)\)$/, '$1').split(' | ').join(', ')}, ${got}`;
+  if (issue.expected) return `expected ${EXPECTED_NAMES[issue.expected] ?? issue.expected}, ${got}`;
   return issue.message;
 }
+
+const EXPECTED_NAMES: Record<string, string> = { Object: 'a mapping', Array: 'a list' };
 
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);

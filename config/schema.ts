@@ -1,23 +1,32 @@
 import * as v from 'valibot';
 
 /** Accepts a number, or a numeric string (as env vars give). */
-const numberLike = v.union([
-  v.number(),
-  v.pipe(
-    v.string(),
-    v.regex(/^-?\d+(\.\d+)?$/, 'expected a number'),
-    v.transform((s) => Number(s)),
-  ),
-]);
+const numberLike = v.union(
+  [
+    v.number(),
+    v.pipe(
+      v.string(),
+      v.regex(/^-?\d+(\.\d+)?$/, 'expected a number'),
+      v.transform((s) => Number(s)),
+    ),
+  ],
+  'expected a number',
+);
 
 /** Accepts a list, or a comma-separated string (as env vars give). */
-const stringList = v.union([
-  v.array(v.string()),
-  v.pipe(
-    v.string(),
-    v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
-  ),
-]);
+const stringList = v.union(
+  [
+    v.array(v.string()),
+    v.pipe(
+      v.string(),
+      v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+    ),
+  ],
+  'expected a list of strings or a comma-separated string',
+);
+
+/** Accepts a boolean, or "true"/"false" (as env vars give). */
+const booleanLike = v.union([v.boolean(), v.pipe(v.picklist(['true', 'false']), v.transform((s) => s === 'true'))], 'expected true or false');
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
@@ -78,8 +87,8 @@ export const ConfigSchema = v.strictObject({
       defaultDecision: v.optional(v.picklist(['allow', 'deny'])),
       deadlineMs: v.optional(numberLike),
       maxWorkers: v.optional(numberLike),
-      logRawArgs: v.optional(v.union([v.boolean(), v.pipe(v.picklist(['true', 'false']), v.transform((s) => s === 'true'))])),
-      hotReload: v.optional(v.union([v.boolean(), v.pipe(v.picklist(['true', 'false']), v.transform((s) => s === 'true'))])),
+      logRawArgs: v.optional(booleanLike),
+      hotReload: v.optional(booleanLike),
     }),
   ),
   plugins: v.optional(
