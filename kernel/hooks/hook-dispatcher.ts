@@ -19,6 +19,7 @@ import type {
   MockResult,
   SerializedHook,
   ToolCallHookContext,
+  WebhookConfig,
 } from './hook-types.js';
 
 /** What the dispatcher needs to deliver webhook hooks (built from kernel/hooks/webhook). */
@@ -102,6 +103,21 @@ export class HookDispatcher {
   canDeliver(operationId: string, type: HookType): boolean {
     const list = this.registrations.get(operationId) ?? [];
     return list.some((h) => h.type === type && this.deliverable(h));
+  }
+
+  /**
+   * The operation's registered snapshots as hook literals (handlers and
+   * webhooks alike), for handing the same hooks to a sub-agent operation.
+   * Later changes to the caller's original objects are not reflected.
+   */
+  getRegisteredHooks(operationId: string): AgentHook[] {
+    return (this.registrations.get(operationId) ?? []).map((h) => ({
+      id: h.id,
+      type: h.type,
+      ...(h.matcher.source !== undefined ? { matcher: h.matcher.source } : {}),
+      ...(h.handler ? { handler: h.handler } : {}),
+      ...(h.webhook ? { webhook: structuredClone(h.webhook) as WebhookConfig } : {}),
+    }));
   }
 
   /** The persisted form: webhook hooks only, env templates kept, secrets never expanded. */

@@ -25,7 +25,7 @@ export function compileToolMatcher(pattern: string | undefined): ToolMatcher {
     re = new RE2(pattern, 'u');
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    if (/invalid perl operator|invalid escape sequence: \\[1-9]|backreference|lookahead|lookbehind/i.test(detail) || /\(\?[=!<]|\\[1-9]/.test(pattern)) {
+    if (/invalid perl operator: \(\?<?[=!]|invalid escape sequence: \\(?:[1-9]|k)|backreference|lookahead|lookbehind/i.test(detail)) {
       throw new Error(`matcher ${JSON.stringify(pattern)} uses lookaround or a backreference, which re2 cannot run (re2 guarantees linear-time matching)`);
     }
     throw new Error(`matcher ${JSON.stringify(pattern)} is not a valid regular expression: ${detail}`);

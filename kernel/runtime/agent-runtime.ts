@@ -66,7 +66,8 @@ export class AgentRuntime {
       throw err;
     }
     const messages = await this.deps.store.listMessages(operationId);
-    const op = this.track(record, agent, messages, options.hooks ?? [], options);
+    // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects.
+    const op = this.track(record, agent, messages, this.deps.dispatcher.getRegisteredHooks(operationId), options);
     this.deps.events.emit({ type: 'operation_started', operationId, agentId: agent.id, parentOperationId: options.parentOperationId });
     this.launch(op);
     return operationId;
@@ -190,7 +191,9 @@ export class AgentRuntime {
     const record = await this.deps.store.getOperation(operationId);
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
     const messages = await this.deps.store.listMessages(operationId);
-    return this.track(record, record.agent as AgentDefinition, messages, [], {});
+    // Handlers do not survive a restart; persisted webhook hooks do, and sub-agents inherit them.
+    const persisted = (await this.deps.store.loadHooks(operationId)) as AgentHook[];
+    return this.track(record, record.agent as AgentDefinition, messages, persisted, {});
   }
 
   private launch(op: RunningOperation): void {

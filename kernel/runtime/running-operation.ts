@@ -10,7 +10,7 @@ export interface RunningOperation {
   /** Active (not compacted) messages, summaries first, in model order. */
   messages: MessageRecord[];
   abort: AbortController;
-  /** The caller's hooks as given (sub-agents inherit them); empty after a restart. */
+  /** Snapshots of the caller's hooks (sub-agents inherit them); after a restart, the persisted webhook hooks. */
   hooks: readonly AgentHook[];
   run: ToolRunContext;
   /** The loop running in this process, if any. */

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { HookDispatcher } from '../../../kernel/hooks/hook-dispatcher.js';
+import type { AgentHook, ToolCallHookContext } from '../../../kernel/hooks/hook-types.js';
+import { createLogger } from '../../../kernel/logger.js';
+import { hook, recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+
+/** Local mocks through beforeToolCall's `event.mock()` (document 000 "Local Mocking"; issue 3 item 5). */
+describe('local mocks', () => {
+  let fx: RuntimeFixture;
+
+  beforeEach(async () => {
+    fx = await startKernel();
+    fx.kernel.agents.define({
+      id: 'writer',
+      tools: ['fs/*', 'test/*'],
+      model: scripted([toolTurn('fs', 'writeFile', { path: 'out.txt', content: 'real' }, 'call-w'), { text: 'done' }], { provider: 'recorded' }),
+    });
+  });
+  afterEach(async () => {
+    await fx.cleanup();
+  });
+
+  async function run(hooks: AgentHook[]) {
+    const rec = recordHooks(['afterToolCall']);
+    const handle = await fx.kernel.execAgent({ agentId: 'writer', prompt: 'go', hooks: [...hooks, ...rec.hooks] });
+    const final = await handle.completed();
+    return { rec, final, handle };
+  }
+
+  it('the first accepted mock wins: a second mock() returns false and the remaining handlers are skipped', async () => {
+    const answers: boolean[] = [];
+    const later: string[] = [];
+    const { rec, final } = await run([
+      hook('beforeToolCall', (e) => {
+        answers.push(e.mock({ content: 'first' }));
+        answers.push(e.mock({ content: 'second' }));
+      }),
+      hook('beforeToolCall', (e) => {
+        later.push('ran');
+        e.mock({ content: 'third' });
+      }),
+    ]);
+    assert.equal(final.status, 'done');
+    assert.deepEqual(answers, [true, false]);
+    assert.deepEqual(later, []);
+    assert.equal(rec.of('afterToolCall')[0]!.result.content, 'first');
+  });
+
+  it('a mocked tool does not run: the sandbox stays untouched', async () => {
+    await run([hook('beforeToolCall', (e) => e.mock({ content: 'pretend I wrote it' }))]);
+    assert.equal(existsSync(path.join(fx.sandbox, 'out.txt')), false);
+  });
+
+  it('without a mock the same tool runs and writes into the sandbox (control for the case above)', async () => {
+    await run([hook('beforeToolCall', () => undefined)]);
+    assert.equal(existsSync(path.join(fx.sandbox, 'out.txt')), true);
+  });
+
+  it('afterToolCall carries mocked: true and the mocked result, with success defaulting to true', async () => {
+    const { rec } = await run([hook('beforeToolCall', (e) => e.mock({ content: '{"items":[]}' }))]);
+    const [after] = rec.of('afterToolCall');
+    assert.equal(after!.mocked, true);
+    assert.equal(after!.result.content, '{"items":[]}');
+    assert.equal(after!.result.success, true);
+    assert.equal(after!.toolCallId, 'call-w');
+  });
+
+  it('a mock can report failure: success: false is kept', async () => {
+    const { rec } = await run([hook('beforeToolCall', (e) => e.mock({ content: 'disk full', success: false }))]);
+    assert.equal(rec.of('afterToolCall')[0]!.result.success, false);
+  });
+
+  it('a handler that mocks and then throws still wins; later handlers are skipped and the error is logged', async () => {
+    const later: string[] = [];
+    const { rec, final } = await run([
+      hook('beforeToolCall', (e) => {
+        e.mock({ content: 'mocked then threw' });
+        throw new Error('after mocking');
+      }, { id: 'mock-then-throw' }),
+      hook('beforeToolCall', (e) => {
+        later.push('ran');
+        e.mock({ content: 'too late' });
+      }),
+    ]);
+    assert.equal(final.status, 'done');
+    assert.deepEqual(later, []);
+    assert.equal(rec.of('afterToolCall')[0]!.result.content, 'mocked then threw');
+    assert.equal(rec.of('afterToolCall')[0]!.mocked, true);
+    assert.equal(existsSync(path.join(fx.sandbox, 'out.txt')), false);
+    assert.ok(fx.logs.some((l) => l.hookId === 'mock-then-throw' && l.error === 'after mocking'));
+  });
+
+  it('a throw before any mock does not stop a later handler from mocking', async () => {
+    const { rec } = await run([
+      hook('beforeToolCall', () => {
+        throw new Error('first handler broke');
+      }),
+      hook('beforeToolCall', (e) => e.mock({ content: 'second handler mocked' })),
+    ]);
+    assert.equal(rec.of('afterToolCall')[0]!.result.content, 'second handler mocked');
+    assert.equal(rec.of('afterToolCall')[0]!.mocked, true);
+    assert.equal(existsSync(path.join(fx.sandbox, 'out.txt')), false);
+  });
+
+  it('a mock handler whose matcher does not match the tool never mocks it', async () => {
+    const { rec } = await run([hook('beforeToolCall', (e) => e.mock({ content: 'wrong tool' }), { matcher: '^test/' })]);
+    assert.equal(rec.of('afterToolCall')[0]!.mocked, false);
+    assert.equal(existsSync(path.join(fx.sandbox, 'out.txt')), true);
+  });
+
+  it('the model sees the mocked result in its next turn', async () => {
+    const { handle } = await run([hook('beforeToolCall', (e) => e.mock({ content: 'MOCKED-CONTENT' }))]);
+    const turns = fx.model.requests.filter((r) => r.operationId === handle.operationId && r.purpose === 'turn');
+    assert.equal(turns.length, 2);
+    const toolMessage = turns[1]!.messages.find((m) => m.role === 'tool');
+    assert.equal(toolMessage?.toolCallId, 'call-w');
+    assert.equal(toolMessage?.content, 'MOCKED-CONTENT');
+  });
+
+  describe('HookDispatcher.dispatchBeforeToolCall', () => {
+    const context: ToolCallHookContext = {
+      toolCallId: 't1',
+      assistantMessageId: 'm1',
+      identifier: 'fs',
+      apiName: 'readFile',
+      args: {},
+      callIndex: 0,
+      stepIndex: 1,
+      operationId: 'op-x',
+      executor: 'server',
+      timestamp: new Date().toISOString(),
+    };
+
+    it('returns { isMocked: true, result } for a mock and null when nothing mocks', async () => {
+      const d = new HookDispatcher({ logger: createLogger({ level: 'silent' }) });
+      d.register('op-x', [hook('beforeToolCall', (e) => e.mock({ content: 'x' }))]);
+      assert.deepEqual(await d.dispatchBeforeToolCall('op-x', context), { isMocked: true, result: { content: 'x' } });
+      d.register('op-x', [hook('beforeToolCall', () => undefined)]);
+      assert.equal(await d.dispatchBeforeToolCall('op-x', context), null);
+    });
+
+    it('is always null in queue mode (handlers cannot run there)', async () => {
+      const d = new HookDispatcher({ logger: createLogger({ level: 'silent' }), mode: 'queue' });
+      let ran = false;
+      d.register('op-x', [hook('beforeToolCall', (e) => {
+        ran = true;
+        e.mock({ content: 'x' });
+      })]);
+      assert.equal(await d.dispatchBeforeToolCall('op-x', context), null);
+      assert.equal(ran, false);
+    });
+
+    it('the mocked result is a copy: changing the object passed to mock() afterwards changes nothing', async () => {
+      const d = new HookDispatcher({ logger: createLogger({ level: 'silent' }) });
+      const supplied = { content: 'original' };
+      d.register('op-x', [hook('beforeToolCall', (e) => e.mock(supplied))]);
+      const out = await d.dispatchBeforeToolCall('op-x', context);
+      supplied.content = 'changed';
+      assert.equal(out?.result.content, 'original');
+    });
+  });
+});
