@@ -83,15 +83,8 @@ export function hookgateContender(store: 'memory' | 'sqlite'): Contender {
     facts() {
       const out: Record<string, number | string> = { hookCallsPerConversation: conversations ? Math.round(hookCalls / conversations) : 0 };
       if (store === 'sqlite' && dbFile) {
-        let size = 0;
-        for (const f of [dbFile, `${dbFile}-wal`]) {
-          try {
-            size += statSync(f).size;
-          } catch {
-            // no WAL file
-          }
-        }
-        out.sqliteBytes = size;
+        out.dbBytes = sizeOf(dbFile);
+        out.walBytes = sizeOf(`${dbFile}-wal`);
       }
       return out;
     },
@@ -100,4 +93,12 @@ export function hookgateContender(store: 'memory' | 'sqlite'): Contender {
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }

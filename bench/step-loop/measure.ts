@@ -11,7 +11,10 @@ export interface MeasureOptions {
 
 export interface RoundResult {
   conversations: number;
+  /** Wall-clock time of the round. */
   ms: number;
+  /** CPU time (user + system, all threads of the process) of the round. */
+  cpuMs: number;
 }
 
 /** What a contender's child process reports at the end. */
@@ -54,9 +57,12 @@ export class ContenderSession {
    */
   async round(conversations: number): Promise<RoundResult> {
     (globalThis as { gc?: () => void }).gc?.();
+    const cpu = process.cpuUsage();
     const start = process.hrtime.bigint();
     for (let i = 0; i < conversations; i++) await this.one();
-    const result = { conversations, ms: Number(process.hrtime.bigint() - start) / 1e6 };
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const used = process.cpuUsage(cpu);
+    const result = { conversations, ms, cpuMs: (used.user + used.system) / 1000 };
     this.rounds.push(result);
     return result;
   }
@@ -89,9 +95,9 @@ export class ContenderSession {
   }
 }
 
-/** Steps per second of a round, counting `stepsPerConversation` steps per conversation. */
-export function stepsPerSecond(round: RoundResult, stepsPerConversation: number): number {
-  return (round.conversations * stepsPerConversation * 1000) / round.ms;
+/** Steps per second of a round (wall clock, or CPU time with `clock: 'cpu'`), counting `stepsPerConversation` steps per conversation. */
+export function stepsPerSecond(round: RoundResult, stepsPerConversation: number, clock: 'wall' | 'cpu' = 'wall'): number {
+  return (round.conversations * stepsPerConversation * 1000) / (clock === 'cpu' ? round.cpuMs : round.ms);
 }
 
 export function median(values: readonly number[]): number {
