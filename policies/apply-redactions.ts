@@ -1,6 +1,8 @@
 import type { ToolResult } from '../kernel/messages.js';
 import type { CompiledRedaction } from './policy-types.js';
 
+const BUFFER_THRESHOLD = 64 * 1024;
+
 /**
  * Rewrites a tool result with re2 redactions, in order: the `content` string
  * and every string inside `data` (iteratively, so deep data cannot overflow
@@ -9,6 +11,12 @@ import type { CompiledRedaction } from './policy-types.js';
 export function applyRedactions(result: ToolResult, redactions: readonly CompiledRedaction[]): ToolResult {
   if (redactions.length === 0) return result;
   const rewrite = (s: string): string => {
+    if (s.length >= BUFFER_THRESHOLD) {
+      // re2 works on UTF-8: converting once instead of once per pattern matters on large results.
+      let buf = Buffer.from(s);
+      for (const r of redactions) buf = r.re.replace(buf, r.replacement);
+      return buf.toString();
+    }
     let out = s;
     for (const r of redactions) out = r.re.replace(out, r.replacement);
     return out;

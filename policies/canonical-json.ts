@@ -2,82 +2,107 @@ import { createHash } from 'node:crypto';
 
 interface Frame {
   value: object;
+  /** Sorted keys for an object, null for an array. */
   keys: string[] | null;
   i: number;
+  /** Whether something was written into this container yet (for commas). */
+  wrote: boolean;
 }
+
+/** Depth after which ancestors are tracked to detect cycles: cheaper than tracking every object, and a cycle always gets this deep (it is then written out to this depth once, then "[Circular]"). */
+const CYCLE_CHECK_DEPTH = 64;
+const FLUSH_AT = 1 << 16;
 
 /**
  * Writes the canonical JSON of `value` (object keys sorted, no whitespace,
  * `undefined`/functions dropped from objects and `null` in arrays, cycles as
- * "[Circular]") in chunks. Iterative, so deeply nested input cannot overflow
- * the stack. Synchronous; linear in the size of the input.
+ * "[Circular]") in chunks of about 64 KB. Iterative, so deeply nested input
+ * cannot overflow the stack. Synchronous; linear in the size of the input.
  */
 export function writeCanonicalJson(value: unknown, write: (chunk: string) => void): void {
   const stack: Frame[] = [];
-  const ancestors = new Set<object>();
-  const open = (v: unknown, inArray: boolean): void => {
-    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-      v = (v as { toJSON: () => unknown }).toJSON();
-    }
+  let ancestors: Set<object> | undefined;
+  let out = '';
+  /** Writes a scalar, or opens a container (pushing a frame); returns false for values objects omit. */
+  const open = (input: unknown): boolean => {
+    let v = input;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') v = (v as { toJSON: () => unknown }).toJSON();
     switch (typeof v) {
       case 'string':
-        write(JSON.stringify(v));
-        return;
+        out += JSON.stringify(v);
+        return true;
       case 'number':
-        write(Number.isFinite(v) ? String(v) : 'null');
-        return;
+        out += Number.isFinite(v) ? String(v) : 'null';
+        return true;
       case 'boolean':
-        write(v ? 'true' : 'false');
-        return;
+        out += v ? 'true' : 'false';
+        return true;
       case 'bigint':
-        write(JSON.stringify(v.toString()));
-        return;
-      case 'object':
+        out += '"' + v.toString() + '"';
+        return true;
+      case 'object': {
         if (v === null) {
-          write('null');
-          return;
+          out += 'null';
+          return true;
         }
-        if (ancestors.has(v)) {
-          write('"[Circular]"');
-          return;
+        if (stack.length >= CYCLE_CHECK_DEPTH) {
+          ancestors ??= new Set(stack.map((f) => f.value));
+          if (ancestors.has(v)) {
+            out += '"[Circular]"';
+            return true;
+          }
+          ancestors.add(v);
         }
-        ancestors.add(v);
         if (Array.isArray(v)) {
-          write('[');
-          stack.push({ value: v, keys: null, i: 0 });
+          out += '[';
+          stack.push({ value: v, keys: null, i: 0, wrote: false });
         } else {
-          write('{');
-          const rec = v as Record<string, unknown>;
-          const keys = Object.keys(rec)
-            .filter((k) => rec[k] !== undefined && typeof rec[k] !== 'function' && typeof rec[k] !== 'symbol')
-            .sort();
-          stack.push({ value: v, keys, i: 0 });
+          out += '{';
+          const keys = Object.keys(v);
+          if (keys.length > 1) keys.sort();
+          stack.push({ value: v, keys, i: 0, wrote: false });
         }
-        return;
+        return true;
+      }
       default:
-        if (inArray) write('null');
-        else write('null');
+        return false;
     }
   };
-  open(value, false);
+  open(value) || (out += 'null');
   while (stack.length > 0) {
     const f = stack[stack.length - 1]!;
-    const length = f.keys ? f.keys.length : (f.value as unknown[]).length;
-    if (f.i >= length) {
-      write(f.keys ? '}' : ']');
-      ancestors.delete(f.value);
-      stack.pop();
-      continue;
+    if (f.keys === null) {
+      const arr = f.value as unknown[];
+      if (f.i >= arr.length) {
+        out += ']';
+        close(f);
+        continue;
+      }
+      if (f.i > 0) out += ',';
+      open(arr[f.i++]) || (out += 'null');
+    } else {
+      if (f.i >= f.keys.length) {
+        out += '}';
+        close(f);
+        continue;
+      }
+      const key = f.keys[f.i++]!;
+      const child = (f.value as Record<string, unknown>)[key];
+      if (child === undefined || typeof child === 'function' || typeof child === 'symbol') continue;
+      out += (f.wrote ? ',' : '') + JSON.stringify(key) + ':';
+      f.wrote = true;
+      open(child);
     }
-    if (f.i > 0) write(',');
-    let child: unknown;
-    if (f.keys) {
-      const key = f.keys[f.i]!;
-      write(JSON.stringify(key) + ':');
-      child = (f.value as Record<string, unknown>)[key];
-    } else child = (f.value as unknown[])[f.i];
-    f.i++;
-    open(child, f.keys === null);
+    if (out.length >= FLUSH_AT) {
+      write(out);
+      out = '';
+    }
+  }
+  if (out.length > 0) write(out);
+
+  function close(f: Frame): void {
+    ancestors?.delete(f.value);
+    stack.pop();
   }
 }
 
@@ -91,15 +116,7 @@ export function canonicalJson(value: unknown): string {
 /** sha256 (hex) of the canonical JSON, hashed in chunks (no giant string for huge input). */
 export function canonicalDigest(value: unknown): string {
   const hash = createHash('sha256');
-  let buffer = '';
-  writeCanonicalJson(value, (c) => {
-    buffer += c;
-    if (buffer.length >= 65536) {
-      hash.update(buffer);
-      buffer = '';
-    }
-  });
-  hash.update(buffer);
+  writeCanonicalJson(value, (chunk) => hash.update(chunk));
   return hash.digest('hex');
 }
 

@@ -173,16 +173,17 @@ export class PolicyEngine implements ToolPolicy {
     return { type, effect: 'deny', decision: 'deny', reason, policyIds: [], redactions: [], defaulted: false, verdicts: [], latencyMicros: 0, input: { ...event } };
   }
 
+  /**
+   * Queues the decision's log record. The record (digest included) is built
+   * on the next turn of the event loop so hashing a large input never delays
+   * the decision itself; `flush()` waits for it.
+   */
   private record(evaluation: PolicyEvaluation): void {
     const store = this.options.store;
     if (!store) return;
-    let write: Promise<void>;
-    try {
-      write = store.recordDecision(buildDecisionRecord(evaluation, { logRawArgs: this.logRawArgs }));
-    } catch (err) {
-      write = Promise.reject(err);
-    }
-    const tracked: Promise<void> = write
+    const now = new Date();
+    const tracked: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => store.recordDecision(buildDecisionRecord(evaluation, { logRawArgs: this.logRawArgs, now })))
       .catch((err: unknown) => this.options.logger?.error('policy decision could not be recorded', { error: (err as Error)?.message }))
       .finally(() => this.pendingWrites.delete(tracked));
     this.pendingWrites.add(tracked);

@@ -10,6 +10,10 @@ interface EventIndex {
   set?: InstanceType<typeof RE2.Set>;
   /** Position in `set` for each policy, or -1 when it matches every tool. */
   slot: number[];
+  /** One re2 pass per argument string for every `args: { '*': ... }` matcher of this event. */
+  anySet?: InstanceType<typeof RE2.Set>;
+  /** Position of each policy's `'*'` matcher in `anySet`, or -1. */
+  anySlot: Map<CompiledPolicy, number>;
 }
 
 /**
@@ -33,7 +37,19 @@ export class PolicySet {
       const policies = this.policies.filter((p) => p.events.has(event));
       const sources: string[] = [];
       const slot = policies.map((p) => (p.matchSource === undefined ? -1 : sources.push(p.matchSource) - 1));
-      this.index.set(event, { policies, slot, set: sources.length > 0 ? new RE2.Set(sources) : undefined });
+      const anySources: string[] = [];
+      const anySlot = new Map<CompiledPolicy, number>();
+      for (const p of policies) {
+        const any = p.args.find((m) => isAnyPath(m.path));
+        if (any) anySlot.set(p, anySources.push(any.source) - 1);
+      }
+      this.index.set(event, {
+        policies,
+        slot,
+        set: sources.length > 0 ? new RE2.Set(sources) : undefined,
+        anySet: anySources.length > 0 ? new RE2.Set(anySources) : undefined,
+        anySlot,
+      });
     }
   }
 
@@ -53,10 +69,17 @@ export class PolicySet {
   candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined): CompiledPolicy[] {
     const byTool = this.byTool(event, toolKey);
     if (byTool.length === 0) return byTool;
+    const idx = this.index.get(event)!;
+    // Scanned lazily and once: every argument string against every '*' pattern in one re2 pass.
+    let anyHits: Set<number> | undefined;
+    const anyMatches = (p: CompiledPolicy): boolean => {
+      anyHits ??= scanStrings(args, idx.anySet!);
+      return anyHits.has(idx.anySlot.get(p)!);
+    };
     let filtered: CompiledPolicy[] | undefined;
     for (let i = 0; i < byTool.length; i++) {
       const p = byTool[i]!;
-      const ok = p.args.length === 0 || p.args.every((m) => argMatches(args, m.path, m.re));
+      const ok = p.args.length === 0 || p.args.every((m) => (isAnyPath(m.path) ? anyMatches(p) : argMatches(args, m.path, m.re)));
       if (!ok && filtered === undefined) filtered = byTool.slice(0, i);
       else if (ok && filtered !== undefined) filtered.push(p);
     }
@@ -77,8 +100,11 @@ export class PolicySet {
   }
 }
 
+function isAnyPath(path: readonly string[]): boolean {
+  return path.length === 1 && path[0] === '*';
+}
+
 function argMatches(args: Record<string, unknown> | undefined, path: string[], re: RE2): boolean {
-  if (path.length === 1 && path[0] === '*') return anyStringMatches(args, re);
   let value: unknown = args;
   for (const key of path) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return false;
@@ -89,20 +115,24 @@ function argMatches(args: Record<string, unknown> | undefined, path: string[], r
   return Array.isArray(value) ? value.some(test) : test(value);
 }
 
-/** `args: { '*': pattern }`: any string (or number/boolean) anywhere in args. Iterative; cycles visited once. */
-function anyStringMatches(args: unknown, re: RE2): boolean {
+/**
+ * Which patterns of `set` match any string (or number/boolean) anywhere in
+ * `args`. Iterative (deep nesting cannot overflow the stack), each value
+ * scanned once, stops when every pattern has matched. Linear time.
+ */
+function scanStrings(args: unknown, set: InstanceType<typeof RE2.Set>): Set<number> {
+  const hits = new Set<number>();
   const stack: unknown[] = [args];
   const seen = new Set<object>();
-  while (stack.length > 0) {
+  while (stack.length > 0 && hits.size < set.size) {
     const v = stack.pop();
-    if (typeof v === 'string') {
-      if (re.test(v)) return true;
-    } else if (typeof v === 'number' || typeof v === 'boolean') {
-      if (re.test(String(v))) return true;
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
+      for (const i of set.match(typeof v === 'string' ? v : String(v))) hits.add(i);
     } else if (v !== null && typeof v === 'object' && !seen.has(v)) {
       seen.add(v);
-      for (const child of Object.values(v)) stack.push(child);
+      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      else for (const key in v) if (Object.hasOwn(v, key)) stack.push((v as Record<string, unknown>)[key]);
     }
   }
-  return false;
+  return hits;
 }
