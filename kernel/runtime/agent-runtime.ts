@@ -43,11 +43,14 @@ const TERMINAL = new Set(['done', 'error', 'interrupted']);
 export class AgentRuntime {
   private readonly running = new Map<string, RunningOperation>();
   private readonly waiters = new Map<string, Waiter[]>();
+  /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
+  private stopping = false;
 
   constructor(private readonly deps: RuntimeDeps) {}
 
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
   async start(options: ExecAgentOptions): Promise<string> {
+    if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
     const agent = options.agent ?? this.deps.agents.get(options.agentId ?? '');
     const operationId = `op_${randomUUID()}`;
     const userId = options.userId ?? options.origin?.userId;
@@ -86,7 +89,8 @@ export class AgentRuntime {
     }
     const state = structuredClone(op.record.state);
     const remaining = approval.pendingTools.filter((t) => !targets.includes(t));
-    state.approval = remaining.length > 0 && decision.action === 'approve' ? { ...approval, pendingTools: remaining } : undefined;
+    // A decision on one call leaves the others waiting; `reject` halts the whole run.
+    state.approval = remaining.length > 0 && decision.action !== 'reject' ? { ...approval, pendingTools: remaining } : undefined;
     const base = this.baseEvent(op);
     const messages: NewMessage[] = [];
 
@@ -127,11 +131,16 @@ export class AgentRuntime {
     else this.notify(op);
   }
 
-  /** Aborts a running or parked operation; it ends with reason `interrupted`. */
+  /**
+   * Aborts a running or parked operation and the sub-agent operations it
+   * started in this process; each ends with reason `interrupted`.
+   */
   async abort(operationId: string): Promise<void> {
     const op = this.running.get(operationId) ?? (await this.load(operationId));
     if (TERMINAL.has(op.record.status)) return;
     op.abort.abort();
+    const children = [...this.running.values()].filter((c) => c.record.parentOperationId === operationId);
+    for (const child of children) await this.abort(child.record.id);
     if (op.record.status === 'waiting_approval') await this.finish(op, 'interrupted');
   }
 
@@ -154,13 +163,23 @@ export class AgentRuntime {
     if (op.record.status === 'running' && !op.loopActive) this.launch(op);
   }
 
-  /** Stops every loop (kernel stop); operations stay persisted as they are. */
+  /**
+   * Stops every loop (kernel stop). Operations stay persisted as they are
+   * (`running` ones can be resumed by another process, parked ones decided);
+   * no onComplete fires. Pending `wait` calls reject with KERNEL_STOPPED.
+   */
   async shutdown(): Promise<void> {
+    this.stopping = true;
     const loops = [...this.running.values()].map((op) => {
       op.abort.abort();
       return op.loop;
     });
     await Promise.allSettled(loops);
+    for (const [operationId, list] of this.waiters) {
+      for (const w of list) w.reject(new HookgateError('KERNEL_STOPPED', `the kernel was stopped while waiting for operation ${operationId}`, { details: { operationId } }));
+    }
+    this.waiters.clear();
+    this.running.clear();
   }
 
   private isSettled(record: OperationRecord, until: 'settled' | 'terminal'): boolean {
@@ -207,6 +226,7 @@ export class AgentRuntime {
 
   private async loop(op: RunningOperation): Promise<void> {
     while (true) {
+      if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
       const next = decideNextStep(op.agent, op.record.state, op.messages);
       if (next.kind === 'park') return this.notify(op);
@@ -403,7 +423,7 @@ export class AgentRuntime {
   }
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
-    if (TERMINAL.has(op.record.status)) return;
+    if (TERMINAL.has(op.record.status) || this.stopping) return;
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
     const code = err instanceof HookgateError ? err.code : undefined;
