@@ -43,6 +43,7 @@ const TERMINAL = new Set(['done', 'error', 'interrupted']);
 export class AgentRuntime {
   private readonly running = new Map<string, RunningOperation>();
   private readonly waiters = new Map<string, Waiter[]>();
+  private readonly loading = new Map<string, Promise<RunningOperation>>();
   /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
   private stopping = false;
 
@@ -78,15 +79,31 @@ export class AgentRuntime {
 
   /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
   async decide(operationId: string, decision: HumanDecision): Promise<void> {
-    const op = this.running.get(operationId) ?? (await this.load(operationId));
+    const op = await this.get(operationId);
     const approval = op.record.state.approval;
-    if (op.record.status !== 'waiting_approval' || !approval) {
-      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is ${op.record.status}, not waiting for approval`, { details: { operationId } });
+    if (op.record.status !== 'waiting_approval' || !approval || op.deciding) {
+      const what = op.deciding ? 'already being decided' : `${op.record.status}, not waiting for approval`;
+      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is ${what}`, { details: { operationId } });
     }
     const targets = decision.toolCallId ? approval.pendingTools.filter((t) => t.toolCallId === decision.toolCallId) : approval.pendingTools;
     if (decision.toolCallId && targets.length === 0) {
       throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is not waiting for tool call ${decision.toolCallId}`, { details: { operationId } });
     }
+    // One decision at a time per operation in this process (a second concurrent one is refused above).
+    op.deciding = true;
+    try {
+      await this.applyDecision(op, decision, approval, targets);
+    } finally {
+      op.deciding = false;
+    }
+  }
+
+  private async applyDecision(
+    op: RunningOperation,
+    decision: HumanDecision,
+    approval: NonNullable<OperationState['approval']>,
+    targets: PendingTool[],
+  ): Promise<void> {
     const state = structuredClone(op.record.state);
     const remaining = approval.pendingTools.filter((t) => !targets.includes(t));
     // A decision on one call leaves the others waiting; `reject` halts the whole run.
@@ -136,12 +153,13 @@ export class AgentRuntime {
    * started in this process; each ends with reason `interrupted`.
    */
   async abort(operationId: string): Promise<void> {
-    const op = this.running.get(operationId) ?? (await this.load(operationId));
+    const op = await this.get(operationId);
     if (TERMINAL.has(op.record.status)) return;
     op.abort.abort();
     const children = [...this.running.values()].filter((c) => c.record.parentOperationId === operationId);
     for (const child of children) await this.abort(child.record.id);
-    if (op.record.status === 'waiting_approval') await this.finish(op, 'interrupted');
+    // A loop in this process finishes it itself; a parked operation, or one a stopped process left running, is finished here.
+    if (!op.loopActive) await this.finish(op, 'interrupted');
   }
 
   /** Resolves when the operation is parked or terminal (`settled`) or only when terminal. */
@@ -159,7 +177,7 @@ export class AgentRuntime {
 
   /** Continues an operation left `running` by a stopped process, from its persisted state. */
   async resume(operationId: string): Promise<void> {
-    const op = this.running.get(operationId) ?? (await this.load(operationId));
+    const op = await this.get(operationId);
     if (op.record.status === 'running' && !op.loopActive) this.launch(op);
   }
 
@@ -202,8 +220,21 @@ export class AgentRuntime {
         associations: record.context,
       },
     };
-    this.running.set(record.id, op);
+    // Terminal operations are read, never kept: only live ones stay in memory.
+    if (!TERMINAL.has(record.status)) this.running.set(record.id, op);
     return op;
+  }
+
+  /** The operation as loaded in this process; concurrent callers share one load. */
+  private async get(operationId: string): Promise<RunningOperation> {
+    const live = this.running.get(operationId);
+    if (live) return live;
+    let pending = this.loading.get(operationId);
+    if (!pending) {
+      pending = this.load(operationId).finally(() => this.loading.delete(operationId));
+      this.loading.set(operationId, pending);
+    }
+    return pending;
   }
 
   private async load(operationId: string): Promise<RunningOperation> {

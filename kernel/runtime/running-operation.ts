@@ -16,6 +16,8 @@ export interface RunningOperation {
   /** The loop running in this process, if any. */
   loop?: Promise<void>;
   loopActive?: boolean;
+  /** A human decision is being applied (a concurrent one is refused). */
+  deciding?: boolean;
 }
 
 /** Orders active messages for the model: summaries first, then the rest by sequence. */

@@ -133,6 +133,19 @@ describe('runtime: human approval', () => {
     assert.equal(existsSync(path.join(fx.sandbox, 'two.txt')), false);
   });
 
+  it('two concurrent approvals of one parked operation: one wins, the other is refused, the tool runs once', async () => {
+    fx.kernel.agents.define({ ...careful(), tools: ['fs/*', 'test/*'], approval: { tools: ['test/echo'] }, model: scripted([toolTurn('test', 'echo', {}, 'c1'), { text: 'done' }]) });
+    const handle = await fx.kernel.execAgent({ agentId: 'careful', prompt: 'go' });
+    await handle.settled();
+    const outcomes = await Promise.allSettled([fx.kernel.approve(handle.operationId), fx.kernel.approve(handle.operationId)]);
+    assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+    const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    assert.equal(refused.reason.code, 'OPERATION_NOT_WAITING');
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    assert.equal(fx.tools.calls.length, 1);
+  });
+
   it('abort of a parked operation ends it as interrupted', async () => {
     fx.kernel.agents.define(careful());
     const rec = recordHooks(['onComplete']);

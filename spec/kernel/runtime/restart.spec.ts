@@ -54,6 +54,22 @@ describe('runtime: kernel stop and resume (SQLite)', () => {
     assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
   });
 
+  it('a new kernel can abort an operation a stopped kernel left running', async () => {
+    a = await startKernel({ store: 'sqlite', keepDir: true });
+    a.kernel.agents.define(agent);
+    const rec = recordHooks(['beforeStep']);
+    const handle = await a.kernel.execAgent({ agentId: 'slow-worker', prompt: 'go', hooks: rec.hooks });
+    await until(() => rec.of('beforeStep').length === 1);
+    await a.kernel.stop();
+
+    b = await startKernel({ store: 'sqlite', dir: a.dir });
+    await b.kernel.abort(handle.operationId);
+    const stored = await b.kernel.getOperation(handle.operationId);
+    assert.equal(stored?.status, 'interrupted');
+    assert.equal(stored?.reason, 'interrupted');
+    assert.equal(b.tools.calls.length, 0);
+  });
+
   it('waiters of a stopped kernel are released with KERNEL_STOPPED instead of hanging', async () => {
     a = await startKernel({ store: 'sqlite', keepDir: true });
     a.kernel.agents.define(agent);
