@@ -105,6 +105,20 @@ describe('hook dispatch: order and error isolation', () => {
     assert.equal(fx.tools.calls.length, 1);
   });
 
+  it('hooks are per operation: two concurrent runs each see only their own events', async () => {
+    const first = recordHooks();
+    const second = recordHooks();
+    const [h1, h2] = await Promise.all([
+      fx.kernel.execAgent({ agentId: 'worker', prompt: 'one', hooks: first.hooks }),
+      fx.kernel.execAgent({ agentId: 'worker', prompt: 'two', hooks: second.hooks }),
+    ]);
+    await Promise.all([h1.completed(), h2.completed()]);
+    assert.ok(first.events.length > 0 && second.events.length > 0);
+    assert.ok(first.events.every((e) => e.event.operationId === h1.operationId));
+    assert.ok(second.events.every((e) => e.event.operationId === h2.operationId));
+    assert.equal(first.sequence().length, second.sequence().length);
+  });
+
   it('HookDispatcher.dispatch isolates handler errors when called directly', async () => {
     const seen: string[] = [];
     fx.kernel.hooks.register('op-direct', [
