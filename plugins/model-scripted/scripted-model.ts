@@ -93,13 +93,19 @@ function estimate(request: ModelRequest): number {
   return Math.ceil(chars / 4);
 }
 
+/** Waits `ms`, or rejects with the signal's reason on abort; the abort listener is removed either way. */
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const onAbort = () => {
       clearTimeout(timer);
       reject(signal.reason);
-    }, { once: true });
+    };
+    // One operation's signal sees every delayed turn; a listener left behind per turn would leak.
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
