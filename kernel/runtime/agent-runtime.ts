@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import { parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
 import { ZERO_USAGE, addUsage, estimateTokens, type Usage } from '../messages.js';
@@ -52,7 +52,8 @@ export class AgentRuntime {
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
   async start(options: ExecAgentOptions): Promise<string> {
     if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
-    const agent = options.agent ?? this.deps.agents.get(options.agentId ?? '');
+    // An inline agent gets the same validation as a defined one, before anything is stored.
+    const agent = options.agent ? parseAgentDefinition(options.agent, 'execAgent({ agent })') : this.deps.agents.get(options.agentId ?? '');
     const operationId = `op_${randomUUID()}`;
     const userId = options.userId ?? options.origin?.userId;
     // Validate hooks before anything is stored.
