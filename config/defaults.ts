@@ -15,7 +15,8 @@ export interface HookgateConfig {
     qstash: { url: string; tokenEnv: string };
     signing: { secretEnv?: string };
   };
-  policies: { paths: string[]; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
+  /** `pathsAreDefault`: the paths were not configured, so a missing default folder just means no policies. */
+  policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
   plugins: { extra: string[] };
   /** Folder the config file was read from (or the working directory); relative paths resolve against it. */
   baseDir: string;
@@ -50,6 +51,7 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
     },
     policies: {
       paths: (parsed.policies?.paths ?? ['policies']).map((p) => path.resolve(baseDir, p)),
+      pathsAreDefault: parsed.policies?.paths === undefined,
       defaultDecision: parsed.policies?.defaultDecision ?? 'allow',
       deadlineMs: parsed.policies?.deadlineMs ?? 250,
       maxWorkers: parsed.policies?.maxWorkers ?? 2,

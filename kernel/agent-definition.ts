@@ -49,7 +49,12 @@ export function parseAgentDefinition(raw: unknown, source: string): AgentDefinit
   if (result.success) return result.output;
   const lines = result.issues.map((issue) => {
     const at = v.getDotPath(issue) ?? '(top level)';
-    const what = issue.type === 'strict_object' ? 'unknown key' : issue.kind === 'validation' ? issue.message : `expected ${issue.expected}, got ${issue.received}`;
+    const what =
+      issue.type === 'strict_object' && issue.expected === 'never'
+        ? 'unknown key'
+        : issue.kind === 'validation'
+          ? issue.message
+          : `expected ${issue.expected === 'Object' ? 'a mapping' : issue.expected}, got ${issue.received}`;
     return `${source}: ${at}: ${what}`;
   });
   throw new HookgateError('AGENT_INVALID', lines.join('\n'), { details: { source, problems: lines } });

@@ -2,6 +2,7 @@ import type { HookgateConfig } from '../config/defaults.js';
 import type { Plugin } from '../kernel/plugin.js';
 import modelOpenai from './model-openai/index.js';
 import modelScripted from './model-scripted/index.js';
+import policyEngine from './policy-engine/index.js';
 import storeMemory from './store-memory/index.js';
 import storeSqlite from './store-sqlite/index.js';
 import toolsBuiltin from './tools-builtin/index.js';
@@ -20,5 +21,6 @@ export function pluginsForConfig(config: HookgateConfig): Plugin[] {
     toolsBuiltin,
     transportFetch,
     transportQstash,
+    policyEngine,
   ];
 }

@@ -6,11 +6,18 @@ const BUFFER_THRESHOLD = 64 * 1024;
 /**
  * Rewrites a tool result with re2 redactions, in order: the `content` string
  * and every string inside `data` (iteratively, so deep data cannot overflow
- * the stack). Returns a new result; the input is not modified. Linear time.
+ * the stack). Returns a new result, or the very same object when no pattern
+ * matched anything; the input is not modified. Linear time.
  */
 export function applyRedactions(result: ToolResult, redactions: readonly CompiledRedaction[]): ToolResult {
   if (redactions.length === 0) return result;
-  const rewrite = (s: string): string => {
+  let changed = false;
+  const rewrite = (original: string): string => {
+    const out = rewriteString(original);
+    if (out !== original) changed = true;
+    return out;
+  };
+  const rewriteString = (s: string): string => {
     if (s.length >= BUFFER_THRESHOLD) {
       // re2 works on UTF-8: converting once instead of once per pattern matters on large results.
       let buf = Buffer.from(s);
@@ -23,7 +30,7 @@ export function applyRedactions(result: ToolResult, redactions: readonly Compile
   };
   const next: ToolResult = { ...result, content: rewrite(result.content) };
   if (result.data !== undefined) next.data = mapStrings(result.data, rewrite);
-  return next;
+  return changed ? next : result;
 }
 
 /** A copy of `root` with every string passed through `fn`; shared and cyclic references stay shared. */

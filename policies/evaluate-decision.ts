@@ -63,7 +63,12 @@ export async function evaluateEvent(
   const defaultEffect = type === 'beforeToolCall' ? settings.defaultDecision : 'allow';
   const combined = combineVerdicts(verdicts, defaultEffect);
   const evaluation: PolicyEvaluation = { ...combined, type, verdicts, input, latencyMicros: 0 };
-  if (event.result !== undefined && combined.redactions.length > 0) evaluation.redactedResult = applyRedactions(event.result, combined.redactions);
+  if (event.result !== undefined && combined.redactions.length > 0) {
+    const redacted = applyRedactions(event.result, combined.redactions);
+    // A redaction that matched nothing changed nothing: log it as the allow it was.
+    if (redacted !== event.result) evaluation.redactedResult = redacted;
+    else if (evaluation.decision === 'redact') evaluation.decision = 'allow';
+  }
   evaluation.latencyMicros = Number(process.hrtime.bigint() - started) / 1000;
   return evaluation;
 }

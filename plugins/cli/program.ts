@@ -6,6 +6,7 @@ import { errorMessage, isHookgateError } from '../../kernel/errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { decideCommand, runCommand } from './run-command.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
+import { addPolicyCommands } from './policy-commands.js';
 import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
 
 interface GlobalOptions {
@@ -122,6 +123,8 @@ export function buildProgram(): Command {
       );
     });
 
+  addPolicyCommands(program, (body) => withKernel(program, body));
+
   const webhook = program.command('webhook').description('tools for webhook receivers');
   webhook
     .command('secret')
@@ -171,6 +174,10 @@ function parseDecisions(value: string): string[] {
 /** Runs the CLI with argv; resolves the exit code. Errors are printed without stack traces. */
 export async function runCli(argv: readonly string[]): Promise<number> {
   const program = buildProgram();
+  if (argv.length === 0) {
+    process.stderr.write(program.helpInformation());
+    return EXIT.usage;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return (program.getOptionValue('exitCode') as number | undefined) ?? EXIT.ok;

@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load-config.js';
+import type { HookgateConfig } from '../../config/defaults.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import type { DecisionFilter } from '../../kernel/store.js';
+import { decisionsQuery, policyCheck, policyEval, policyTest, type CliResult } from '../../policies/index.js';
+import { policyPaths } from '../policy-engine/index.js';
+
+type WithKernel = (body: (kernel: Kernel) => Promise<number>) => Promise<number>;
+
+/** Registers `hookgate policy check|test|eval` and `hookgate decisions`. */
+export function addPolicyCommands(program: Command, withKernel: WithKernel): void {
+  const config = (): HookgateConfig => loadConfig({ file: program.opts<{ config?: string }>().config });
+  const pathsOr = (given: string[]) => (given.length > 0 ? given : policyPaths(config()));
+  const settings = () => {
+    const c = config().policies;
+    return { deadlineMs: c.deadlineMs, defaultDecision: c.defaultDecision, maxWorkers: c.maxWorkers };
+  };
+  const print = (result: CliResult): number => {
+    if (result.output) process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+    return result.exitCode;
+  };
+
+  const policy = program.command('policy').description('policy-as-code: check, test and try policy packs');
+  policy
+    .command('check')
+    .description('load every pack, compile every regex (re2) and JSONata expression; report all errors at once (exit 2)')
+    .argument('[paths...]', 'pack files or folders (default: policies.paths from the config)')
+    .action(async (paths: string[]) => {
+      program.setOptionValue('exitCode', print(await policyCheck(pathsOr(paths), settings())));
+    });
+  policy
+    .command('test')
+    .description("run the packs' inline tests like `opa test`: pass/fail per test, a diff on failure, exit 1 if any fails")
+    .argument('[paths...]', 'pack files or folders (default: policies.paths from the config)')
+    .option('--json', 'print JSON')
+    .action(async (paths: string[], opts) => {
+      program.setOptionValue('exitCode', print(await policyTest(pathsOr(paths), { ...settings(), json: opts.json })));
+    });
+  policy
+    .command('eval')
+    .description('what the packs would decide for one event, and why')
+    .requiredOption('--event <file>', 'a JSON event: { event?, identifier, apiName, args, result?, userId?, agentId? }')
+    .argument('[paths...]', 'pack files or folders (default: policies.paths from the config)')
+    .option('--json', 'print JSON')
+    .action(async (paths: string[], opts) => {
+      program.setOptionValue('exitCode', print(await policyEval(pathsOr(paths), opts.event, { ...settings(), json: opts.json })));
+    });
+
+  program
+    .command('decisions')
+    .description('query the policy decision log, newest first')
+    .option('--operation <id>', 'one operation')
+    .option('--policy <id>', 'decisions a policy took part in')
+    .option('--effect <effect>', 'allow | deny | ask | redact')
+    .option('--since <time>', 'ISO time, inclusive')
+    .option('--until <time>', 'ISO time, inclusive')
+    .option('--limit <n>', 'at most this many', '50')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      const filter: DecisionFilter = {
+        ...(opts.operation ? { operationId: opts.operation } : {}),
+        ...(opts.policy ? { policyId: opts.policy } : {}),
+        ...(opts.effect ? { decision: opts.effect } : {}),
+        ...(opts.since ? { since: opts.since } : {}),
+        ...(opts.until ? { until: opts.until } : {}),
+        limit: Number(opts.limit),
+      };
+      program.setOptionValue('exitCode', await withKernel(async (k) => print(await decisionsQuery(k.store, filter, { json: opts.json }))));
+    });
+}
