@@ -130,18 +130,27 @@ export class AgentRuntime {
     }
     const status = state.approval ? 'waiting_approval' : 'running';
     await this.commit(op, { state, status, messages });
-    await this.dispatch(op, 'afterHumanIntervention', {
-      ...base,
-      action: decision.action,
-      ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
-      ...(decision.action !== 'approve' && decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
-    });
-    if (decision.action === 'reject') {
-      await this.dispatch(op, 'onStopByHumanIntervention', {
+    try {
+      await this.dispatch(op, 'afterHumanIntervention', {
         ...base,
+        action: decision.action,
         ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
-        ...(decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
+        ...(decision.action !== 'approve' && decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
       });
+      if (decision.action === 'reject') {
+        await this.dispatch(op, 'onStopByHumanIntervention', {
+          ...base,
+          ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
+          ...(decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
+        });
+      }
+    } catch (err) {
+      // Persisted hooks that cannot be restored (or a critical delivery failure) fail the
+      // operation, as they do inside the step loop: it never goes on without its policy.
+      await this.fail(op, err);
+      return;
+    }
+    if (decision.action === 'reject') {
       await this.finish(op, 'interrupted');
       return;
     }
@@ -242,9 +251,11 @@ export class AgentRuntime {
     const record = await this.deps.store.getOperation(operationId);
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
     const messages = await this.deps.store.listMessages(operationId);
-    // Handlers do not survive a restart; persisted webhook hooks do, and sub-agents inherit them.
-    const persisted = (await this.deps.store.loadHooks(operationId)) as AgentHook[];
-    return this.track(record, record.agent as AgentDefinition, messages, persisted, {});
+    // Handlers do not survive a restart. Persisted webhook hooks are read where they are used
+    // (dispatch, sub-agent start), so a damaged list fails the operation there instead of here.
+    const op = this.track(record, record.agent as AgentDefinition, messages, [], {});
+    op.fromStore = true;
+    return op;
   }
 
   private launch(op: RunningOperation): void {
@@ -405,7 +416,7 @@ export class AgentRuntime {
       subOperationId = await this.start({
         agentId: subAgentId,
         prompt: instruction,
-        hooks: op.hooks,
+        hooks: op.fromStore ? ((await this.deps.store.loadHooks(op.record.id)) as AgentHook[]) : op.hooks,
         userId: op.record.userId,
         parentOperationId: op.record.id,
         context: { ...op.record.context },

@@ -10,12 +10,14 @@ export interface RunningOperation {
   /** Active (not compacted) messages, summaries first, in model order. */
   messages: MessageRecord[];
   abort: AbortController;
-  /** Snapshots of the caller's hooks (sub-agents inherit them); after a restart, the persisted webhook hooks. */
+  /** Snapshots of the caller's hooks (sub-agents inherit them); empty when loaded from the store. */
   hooks: readonly AgentHook[];
   run: ToolRunContext;
   /** The loop running in this process, if any. */
   loop?: Promise<void>;
   loopActive?: boolean;
+  /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
+  fromStore?: boolean;
   /** A human decision is being applied (a concurrent one is refused). */
   deciding?: boolean;
 }

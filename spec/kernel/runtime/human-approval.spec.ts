@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { AgentHook } from '../../../kernel/hooks/hook-types.js';
 import { recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 const WRITE = toolTurn('fs', 'writeFile', { path: 'note.txt', content: 'approved content' }, 'call-w');
@@ -168,10 +170,10 @@ describe('runtime: human approval', () => {
       a = b = undefined;
     });
 
-    async function parkInA() {
+    async function parkInA(hooks: AgentHook[] = []) {
       a = await startKernel({ store: 'sqlite', keepDir: true });
       a.kernel.agents.define(careful());
-      const handle = await a.kernel.execAgent({ agentId: 'careful', prompt: 'write' });
+      const handle = await a.kernel.execAgent({ agentId: 'careful', prompt: 'write', hooks });
       assert.equal((await handle.settled()).status, 'waiting_approval');
       await a.kernel.stop();
       b = await startKernel({ store: 'sqlite', dir: a.dir });
@@ -189,6 +191,40 @@ describe('runtime: human approval', () => {
       assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
       assert.match(messages[2]!.content, /wrote/);
       assert.deepEqual((await b!.kernel.listSteps(operationId)).map((s) => s.kind), ['call_llm', 'request_human_approve', 'call_tool', 'call_llm']);
+    });
+
+    /** A persisted webhook hook (never delivered before the park), whose stored row is then damaged. */
+    async function parkWithDamagedHooks(row: string) {
+      const operationId = await parkInA([{ id: 'notify', type: 'onComplete', webhook: { url: 'http://127.0.0.1:9/hook' } }]);
+      const db = new Database(path.join(a!.dir, '.hookgate', 'hookgate.db'));
+      try {
+        assert.equal(db.prepare('UPDATE hook_registrations SET hook = ? WHERE operation_id = ?').run(row, operationId).changes, 1);
+      } finally {
+        db.close();
+      }
+      return operationId;
+    }
+
+    for (const [what, row] of [
+      ['not JSON', '{ this is not json'],
+      ['JSON that is not a webhook hook', JSON.stringify({ id: 'gate', type: 'beforeToolCall', handler: 'gone' })],
+    ] as const) {
+      it(`persisted hooks that are ${what}: approving on a new kernel ends the operation with status error; the tool never runs`, async () => {
+        const operationId = await parkWithDamagedHooks(row);
+        const final = await (await b!.kernel.approve(operationId)).completed();
+        assert.equal(final.status, 'error');
+        assert.equal(final.reason, 'error');
+        assert.ok(final.error?.message);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(existsSync(path.join(b!.sandbox, 'note.txt')), false);
+        assert.equal((await b!.kernel.getOperation(operationId))?.status, 'error');
+      });
+    }
+
+    it('persisted hooks that fail to restore are reported with HOOK_RESTORE_FAILED', async () => {
+      const operationId = await parkWithDamagedHooks(JSON.stringify({ id: 'gate', type: 'beforeToolCall', handler: 'gone' }));
+      const final = await (await b!.kernel.approve(operationId)).completed();
+      assert.equal(final.error?.code, 'HOOK_RESTORE_FAILED');
     });
 
     it('a new kernel on the same data dir rejects; the run halts as interrupted', async () => {
