@@ -5,8 +5,8 @@ import { control, defineAgent, fsCall, World } from './harness.js';
 
 /**
  * A parked operation whose persisted hook list was damaged on disk: a new
- * kernel that approves it must fail the operation rather than run the tool
- * without the caller's policy.
+ * kernel that approves it must fail the operation (status `error`) rather
+ * than run the tool without the caller's policy.
  */
 describe('integration: corrupt persisted hooks fail the operation', function () {
   this.timeout(15_000);
@@ -42,58 +42,43 @@ describe('integration: corrupt persisted hooks fail the operation', function () 
     return handle.operationId;
   }
 
-  /** Approves on a fresh kernel; waits for a terminal state (an approve that throws is tolerated and reported). */
+  /** Approves on a fresh kernel and waits for the terminal state. */
   async function approveOnNewKernel(operationId: string) {
     const kernelB = await world.boot();
-    let approveError: unknown;
-    try {
-      await (await kernelB.approve(operationId)).completed();
-    } catch (err) {
-      approveError = err;
-    }
-    // Give a background loop a moment to (wrongly) run the tool, then read the persisted state.
-    await new Promise((r) => setTimeout(r, 100));
-    return { kernelB, approveError, record: (await kernelB.getOperation(operationId))! };
+    const record = await (await kernelB.approve(operationId)).completed();
+    return { kernelB, record };
   }
 
-  // BUG (reported, not fixed here: kernel/runtime/* is being edited by someone else):
-  // AgentRuntime.decide() -> load() -> store.loadHooks() rejects (JSON.parse of the
-  // row) before anything is committed, so approve() throws and the operation stays
-  // `waiting_approval` forever instead of ending with status `error`. The tool does
-  // not run (safe), but the operation never fails. Proposed fix in the report.
-  it.skip('a row that is not JSON: approve on a new kernel ends the operation with status error, tool not run', async () => {
+  it('a row that is not JSON: approve on a new kernel ends the operation with status error, tool not run', async () => {
     const operationId = await parkAndCorrupt('{ this is not json');
-    const { record } = await approveOnNewKernel(operationId);
+    const { kernelB, record } = await approveOnNewKernel(operationId);
 
+    assert.equal(record.status, 'error');
+    assert.equal(record.reason, 'error');
     assert.equal(await world.fileExists('unguarded.txt'), false);
     assert.equal(receiver.to('/gate').length, 0);
-    assert.equal(record.status, 'error');
+    assert.equal((await kernelB.getOperation(operationId))!.status, 'error', 'the error is persisted');
   });
 
-  // BUG (reported): valid JSON that is not a serialized webhook hook passes
-  // store.loadHooks(); decide() then commits status `running`, and the
-  // afterHumanIntervention dispatch rejects with HOOK_RESTORE_FAILED out of
-  // decide() before launch(): approve() throws and the operation is stuck in
-  // `running` with no loop (only kernel.resume() would pick it up, and the next
-  // dispatch fails again). The tool does not run, but the operation never fails.
-  it.skip('a row that is JSON but not a webhook hook: approve on a new kernel ends the operation with status error, tool not run', async () => {
+  it('a row that is JSON but not a webhook hook: approve on a new kernel ends the operation with HOOK_RESTORE_FAILED, tool not run', async () => {
     const operationId = await parkAndCorrupt(JSON.stringify({ id: 'gate', type: 'beforeToolCall', handler: 'gone' }));
     const { record } = await approveOnNewKernel(operationId);
 
-    assert.equal(await world.fileExists('unguarded.txt'), false);
-    assert.equal(receiver.to('/gate').length, 0);
     assert.equal(record.status, 'error');
     assert.equal(record.error?.code, 'HOOK_RESTORE_FAILED');
+    assert.equal(await world.fileExists('unguarded.txt'), false);
+    assert.equal(receiver.to('/gate').length, 0);
   });
 
-  it('either way, the tool never runs without its policy (the approve is refused)', async () => {
-    for (const garbage of ['{ this is not json', JSON.stringify({ id: 'gate', type: 'beforeToolCall', handler: 'gone' })]) {
-      const operationId = await parkAndCorrupt(garbage);
-      const { approveError, record } = await approveOnNewKernel(operationId);
-      assert.ok(approveError !== undefined || record.status === 'error', `approve with ${garbage} neither failed nor errored the operation`);
-      assert.notEqual(record.status, 'done');
-      assert.equal(await world.fileExists('unguarded.txt'), false);
-      assert.equal(receiver.to('/gate').length, 0);
-    }
+  // BUG (reported; kernel/hooks/hook-dispatcher.ts is someone else's file): HookDispatcher.hooksFor()
+  // wraps only restoreHooks() failures in HOOK_RESTORE_FAILED; a rejection of loadPersistedHooks itself
+  // (here the store's JSON.parse SyntaxError) propagates raw, so the operation fails with no error code
+  // and a JSON parser message. Proposed fix: in hooksFor(), `.then(restore, (err) => { throw new
+  // HookgateError('HOOK_RESTORE_FAILED', `persisted hooks of operation ${id} could not be read`, { cause: err }) })`.
+  it.skip('a row that is not JSON: the operation error is HOOK_RESTORE_FAILED', async () => {
+    const operationId = await parkAndCorrupt('{ this is not json');
+    const { record } = await approveOnNewKernel(operationId);
+
+    assert.equal(record.error?.code, 'HOOK_RESTORE_FAILED');
   });
 });
