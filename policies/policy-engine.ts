@@ -161,6 +161,10 @@ export class PolicyEngine implements ToolPolicy {
   }
 
   private async decide(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal?: AbortSignal): Promise<ToolPolicyDecision> {
+    // No packs at all: nothing to decide and nothing to log, unless an allow-list install denies by default.
+    if (this.state === 'started' && this.set.policies.length === 0 && (type === 'afterToolCall' || this.settings.defaultDecision === 'allow')) {
+      return { effect: 'allow', policyIds: [] };
+    }
     const e = await this.evaluate(type, event, signal);
     const decision: ToolPolicyDecision = { effect: e.effect, policyIds: e.policyIds };
     if (e.reason !== undefined) decision.reason = e.reason;

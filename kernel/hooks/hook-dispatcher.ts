@@ -239,7 +239,13 @@ export class HookDispatcher {
       if (this.loadPersisted) {
         let pending = this.restored.get(operationId);
         if (!pending) {
-          pending = this.loadPersisted(operationId).then((raw) => restoreHooks(raw, this.webhooks?.validate, operationId));
+          pending = this.loadPersisted(operationId).then(
+            (raw) => restoreHooks(raw, this.webhooks?.validate, operationId),
+            (err: unknown) => {
+              // A read failure must not pass through as a parser message that may quote the stored row.
+              throw new HookgateError('HOOK_RESTORE_FAILED', `persisted hooks of operation ${operationId} could not be read`, { cause: err, details: { operationId } });
+            },
+          );
           this.restored.set(operationId, pending);
           pending.catch(() => this.restored.delete(operationId));
         }

@@ -1,3 +1,4 @@
+import { copyState } from './copy-state.js';
 import { randomUUID } from 'node:crypto';
 import { parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
@@ -105,7 +106,7 @@ export class AgentRuntime {
     approval: NonNullable<OperationState['approval']>,
     targets: PendingTool[],
   ): Promise<void> {
-    const state = structuredClone(op.record.state);
+    const state = copyState(op.record.state);
     const remaining = approval.pendingTools.filter((t) => !targets.includes(t));
     // A decision on one call leaves the others waiting; `reject` halts the whole run.
     state.approval = remaining.length > 0 && decision.action !== 'reject' ? { ...approval, pendingTools: remaining } : undefined;
@@ -286,7 +287,7 @@ export class AgentRuntime {
     this.deps.events.emit({ type: 'step_started', operationId, stepIndex, kind });
     await this.dispatch(op, 'beforeStep', { ...this.baseEvent(op), stepType: kind });
 
-    const state = structuredClone(op.record.state);
+    const state = copyState(op.record.state);
     state.stepIndex = stepIndex + 1;
     let usage: Usage = { ...ZERO_USAGE };
     const commit: StepCommit = { state, messages: [] };
@@ -460,8 +461,11 @@ export class AgentRuntime {
     if (commit.compact) {
       const gone = new Set(commit.compact.messageIds);
       op.messages = activeMessages([...op.messages.filter((m) => !gone.has(m.id)), ...written]);
-    } else if (written.length > 0) {
+    } else if (written.some((m) => m.role === 'summary')) {
       op.messages = activeMessages([...op.messages, ...written]);
+    } else {
+      // The common case: new messages go at the end; no need to re-sort the conversation.
+      for (const m of written) op.messages.push(m);
     }
   }
 
@@ -483,7 +487,7 @@ export class AgentRuntime {
   private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }): Promise<void> {
     if (TERMINAL.has(op.record.status)) return;
     const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
-    const state = structuredClone(op.record.state);
+    const state = copyState(op.record.state);
     state.approval = undefined;
     try {
       await this.commit(op, { state, status, reason, ...(error ? { error } : {}) });
@@ -535,7 +539,8 @@ export class AgentRuntime {
   /** Hook dispatch for the runtime: a critical delivery failure fails the operation; nothing else does. */
   private async dispatch<T extends HookType>(op: RunningOperation, type: T, event: Omit<HookEventMap[T], 'timestamp'> & { timestamp?: string }): Promise<void> {
     this.deps.events.emit({ type: 'hook', operationId: op.record.id, hookType: type, stepIndex: (event as { stepIndex?: number }).stepIndex ?? op.record.state.stepIndex });
-    await this.deps.dispatcher.dispatch(op.record.id, type, { timestamp: new Date().toISOString(), ...event } as HookEventMap[T], { signal: op.abort.signal });
+    const full = (event.timestamp === undefined ? { ...event, timestamp: new Date().toISOString() } : event) as HookEventMap[T];
+    await this.deps.dispatcher.dispatch(op.record.id, type, full, { signal: op.abort.signal });
   }
 
   private baseEvent(op: RunningOperation) {

@@ -35,6 +35,8 @@ export type ModelScript = v.InferOutput<typeof ScriptSchema>;
 export class ScriptedModel implements ModelProvider {
   readonly name = 'scripted';
 
+  private readonly parsed = new WeakMap<object, ModelScript>();
+
   constructor(private readonly fixedScript?: ModelScript) {}
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
@@ -78,11 +80,16 @@ export class ScriptedModel implements ModelProvider {
 
   private scriptOf(request: ModelRequest): ModelScript {
     if (this.fixedScript) return this.fixedScript;
-    const result = v.safeParse(ScriptSchema, request.modelOptions ?? {});
+    const options = request.modelOptions ?? {};
+    // The runtime passes the same agent model block on every turn: validate it once.
+    const cached = this.parsed.get(options);
+    if (cached) return cached;
+    const result = v.safeParse(ScriptSchema, options);
     if (!result.success) {
       const issue = result.issues[0];
       throw new HookgateError('AGENT_INVALID', `model (scripted): ${v.getDotPath(issue) ?? ''}: ${issue.message}`);
     }
+    this.parsed.set(options, result.output);
     return result.output;
   }
 }

@@ -1,0 +1,16 @@
+import type { OperationState } from '../store.js';
+
+/**
+ * A copy of an operation state that a step may change freely: fresh arrays and
+ * usage, shared tool calls (never mutated once the model made them). Far
+ * cheaper than structuredClone on the hot path of every step.
+ */
+export function copyState(state: OperationState): OperationState {
+  return {
+    ...state,
+    usage: { ...state.usage },
+    pendingToolCalls: [...state.pendingToolCalls],
+    approvedToolCallIds: [...state.approvedToolCallIds],
+    ...(state.approval ? { approval: { ...state.approval, pendingTools: [...state.approval.pendingTools] } } : {}),
+  };
+}
