@@ -46,7 +46,7 @@ export const DEFAULT_MAX_STEPS = 50;
 /** Validates an agent definition; errors name the source and key path. */
 export function parseAgentDefinition(raw: unknown, source: string): AgentDefinition {
   const result = v.safeParse(AgentDefinitionSchema, raw);
-  if (result.success) return result.output;
+  if (result.success) return deepFreeze(result.output);
   const lines = result.issues.map((issue) => {
     const at = v.getDotPath(issue) ?? '(top level)';
     const what =
@@ -64,4 +64,13 @@ export function parseAgentDefinition(raw: unknown, source: string): AgentDefinit
 export function toolListCovers(list: readonly string[] | undefined, identifier: string, apiName: string): boolean {
   if (!list) return false;
   return list.some((ref) => ref === '*' || ref === `${identifier}/*` || ref === `${identifier}/${apiName}`);
+}
+
+/** Agent definitions are shared by every operation that runs them, so they are immutable. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }

@@ -84,6 +84,7 @@ export class Kernel {
         mode: this.options.deliveryMode ?? 'local',
         webhooks: this.options.webhookSupport ? this.options.webhookSupport(this) : this.defaultWebhookSupport(store),
         loadPersistedHooks: (id) => store.loadHooks(id),
+        onDelivered: (d) => this.events.emit({ type: 'hook', operationId: d.operationId, hookType: d.hookType, hookId: d.hookId, via: d.via, ...(d.stepIndex !== undefined ? { stepIndex: d.stepIndex } : {}) }),
       });
       const models = new Map<string, ModelProvider>();
       for (const m of this.host.resolveAll(ModelProviders)) models.set(m.name, m);

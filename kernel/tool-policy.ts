@@ -16,6 +16,8 @@ export interface ToolPolicyDecision {
 }
 
 export interface ToolPolicy {
+  /** Optional fast check: false when this policy set cannot say anything but allow for the event type (skips the call). */
+  mayDecide?(type: 'beforeToolCall' | 'afterToolCall'): boolean;
   /** Whether this policy set has anything to say for the event type at all. */
   evaluateToolCall(event: ToolCallHookContext & { agentId?: string }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
   evaluateToolResult(event: ToolCallHookContext & { result: ToolResult }, signal?: AbortSignal): Promise<ToolPolicyDecision>;

@@ -140,6 +140,11 @@ export class PolicyEngine implements ToolPolicy {
     while (this.pendingWrites.size > 0) await Promise.all([...this.pendingWrites]);
   }
 
+  /** False when no pack is loaded and the answer can only be an unlogged allow (see `decide`). */
+  mayDecide(type: 'beforeToolCall' | 'afterToolCall'): boolean {
+    return !(this.state === 'started' && this.set.policies.length === 0 && (type === 'afterToolCall' || this.settings.defaultDecision === 'allow'));
+  }
+
   evaluateToolCall(event: ToolCallHookContext & { agentId?: string }, signal?: AbortSignal): Promise<ToolPolicyDecision> {
     return this.decide('beforeToolCall', event, signal);
   }
@@ -162,9 +167,7 @@ export class PolicyEngine implements ToolPolicy {
 
   private async decide(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal?: AbortSignal): Promise<ToolPolicyDecision> {
     // No packs at all: nothing to decide and nothing to log, unless an allow-list install denies by default.
-    if (this.state === 'started' && this.set.policies.length === 0 && (type === 'afterToolCall' || this.settings.defaultDecision === 'allow')) {
-      return { effect: 'allow', policyIds: [] };
-    }
+    if (!this.mayDecide(type)) return { effect: 'allow', policyIds: [] };
     const e = await this.evaluate(type, event, signal);
     const decision: ToolPolicyDecision = { effect: e.effect, policyIds: e.policyIds };
     if (e.reason !== undefined) decision.reason = e.reason;

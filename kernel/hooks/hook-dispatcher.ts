@@ -42,6 +42,8 @@ export interface HookDispatcherOptions {
   /** `local` calls handlers; `queue` delivers only serialized webhooks. */
   mode?: DeliveryMode;
   webhooks?: WebhookSupport;
+  /** Told about every delivery (handler called, webhook sent), in order; for timelines. Must not throw. */
+  onDelivered?: (delivery: { operationId: string; hookType: HookType; hookId: string; via: 'handler' | 'webhook'; stepIndex?: number }) => void;
   /** Reads an operation's persisted caller hooks; a rejection propagates (no policy is never assumed). */
   loadPersistedHooks?: (operationId: string) => Promise<unknown[]>;
 }
@@ -64,6 +66,7 @@ export class HookDispatcher {
   private readonly logger: Logger;
   private readonly webhooks: WebhookSupport | undefined;
   private readonly loadPersisted: ((operationId: string) => Promise<unknown[]>) | undefined;
+  private readonly onDelivered: HookDispatcherOptions['onDelivered'];
   private readonly registrations = new Map<string, readonly RegisteredHook[]>();
   private readonly restored = new Map<string, Promise<readonly RegisteredHook[]>>();
 
@@ -72,6 +75,11 @@ export class HookDispatcher {
     this.mode = options.mode ?? 'local';
     this.webhooks = options.webhooks;
     this.loadPersisted = options.loadPersistedHooks;
+    this.onDelivered = options.onDelivered;
+  }
+
+  private delivered(operationId: string, hook: RegisteredHook, via: 'handler' | 'webhook', event: object): void {
+    this.onDelivered?.({ operationId, hookType: hook.type, hookId: hook.id, via, stepIndex: (event as { stepIndex?: number }).stepIndex });
   }
 
   /**
@@ -135,19 +143,24 @@ export class HookDispatcher {
     event: HookEventMap[T],
     options: { signal?: AbortSignal; webhooksOnly?: boolean } = {},
   ): Promise<void> {
-    const hooks = await this.hooksFor(operationId);
+    const found = this.hooksFor(operationId);
+    const hooks = found instanceof Promise ? await found : found;
     let critical: CriticalHookDeliveryError | undefined;
     for (const hook of hooks) {
       if (hook.type !== type || hook.isControl || !this.matches(hook, event) || !this.deliverable(hook)) continue;
       if (this.mode === 'local' && hook.handler) {
         if (options.webhooksOnly) continue;
         try {
-          await hook.handler(event as never);
+          // Only a promise is awaited: sync handlers cost no extra microtask.
+          this.delivered(operationId, hook, 'handler', event);
+          const pending = hook.handler(event as never);
+          if (isThenable(pending)) await pending;
         } catch (err) {
           this.logger.error('hook handler failed', { operationId, hookId: hook.id, hookType: type, error: errorMessage(err) });
         }
         continue;
       }
+      this.delivered(operationId, hook, 'webhook', event);
       const outcome = await this.webhooks!.sendNotification(this.serialized(hook), event, options.signal);
       if (!outcome.ok) {
         this.logger.warn('webhook delivery failed', { operationId, hookId: hook.id, hookType: type, kind: outcome.kind });
@@ -178,7 +191,9 @@ export class HookDispatcher {
       if (mocked !== undefined) break;
       if (hook.type !== 'beforeToolCall' || hook.isControl || !hook.handler || !this.matches(hook, context)) continue;
       try {
-        await hook.handler(event);
+        this.delivered(operationId, hook, 'handler', context);
+        const pending = hook.handler(event);
+        if (isThenable(pending)) await pending;
       } catch (err) {
         this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, error: errorMessage(err), mockedBeforeThrow: mocked !== undefined });
       }
@@ -196,9 +211,27 @@ export class HookDispatcher {
     return this.evaluateControls(operationId, 'afterToolCall', event, signal);
   }
 
+  /**
+   * A synchronous, conservative pre-check for the hot path: false only when
+   * the operation's hooks are in memory and none of them (nor an environment
+   * hook) could take part in this kind of delivery. `true` means "ask".
+   */
+  mightHandle(operationId: string, type: HookType, kind: 'notification' | 'webhook-notification' | 'control'): boolean {
+    const caller = this.registrations.get(operationId);
+    if (!caller) return true;
+    const relevant = (h: RegisteredHook) => {
+      if (h.type !== type) return false;
+      if (kind === 'control') return h.isControl;
+      if (h.isControl) return false;
+      return kind === 'notification' ? this.deliverable(h) : h.webhook !== undefined && (this.mode === 'queue' || !h.handler);
+    };
+    return caller.some(relevant) || this.environmentHooks().some(relevant);
+  }
+
   /** Whether any control (caller or environment) could answer for this tool event. */
   async hasControls(operationId: string, type: 'beforeToolCall' | 'afterToolCall', event: ToolCallHookContext): Promise<boolean> {
-    const hooks = await this.hooksFor(operationId);
+    const found = this.hooksFor(operationId);
+    const hooks = found instanceof Promise ? await found : found;
     return hooks.some((h) => h.type === type && h.isControl && this.matches(h, event));
   }
 
@@ -209,10 +242,12 @@ export class HookDispatcher {
     signal: AbortSignal | undefined,
   ): Promise<ControlVerdict> {
     if (signal?.aborted) return { decision: 'cancelled' };
-    const hooks = await this.hooksFor(operationId);
+    const found = this.hooksFor(operationId);
+    const hooks = found instanceof Promise ? await found : found;
     for (const hook of hooks) {
       if (hook.type !== type || !hook.isControl || !this.matches(hook, event)) continue;
       if (signal?.aborted) return { decision: 'cancelled' };
+      this.delivered(operationId, hook, 'webhook', event);
       const answer = await this.webhooks!.evaluateControl(this.serialized(hook), event, signal);
       if (signal?.aborted || answer.kind === 'cancelled') return { decision: 'cancelled' };
       if (answer.kind === 'deny') {
@@ -233,27 +268,31 @@ export class HookDispatcher {
    * The hooks in force for an operation: in-memory registrations, else the
    * persisted caller hooks; then the current environment hooks.
    */
-  private async hooksFor(operationId: string): Promise<readonly RegisteredHook[]> {
-    let caller = this.registrations.get(operationId);
-    if (!caller) {
-      if (this.loadPersisted) {
-        let pending = this.restored.get(operationId);
-        if (!pending) {
-          pending = this.loadPersisted(operationId).then(
-            (raw) => restoreHooks(raw, this.webhooks?.validate, operationId),
-            (err: unknown) => {
-              // A read failure must not pass through as a parser message that may quote the stored row.
-              throw new HookgateError('HOOK_RESTORE_FAILED', `persisted hooks of operation ${operationId} could not be read`, { cause: err, details: { operationId } });
-            },
-          );
-          this.restored.set(operationId, pending);
-          pending.catch(() => this.restored.delete(operationId));
-        }
-        caller = await pending;
-      } else {
-        caller = [];
-      }
+  /**
+   * The hooks in force for an operation: in-memory registrations, else the
+   * persisted caller hooks; then the current environment hooks. Synchronous
+   * when nothing has to be read from the store (the hot path of every step).
+   */
+  private hooksFor(operationId: string): readonly RegisteredHook[] | Promise<readonly RegisteredHook[]> {
+    const caller = this.registrations.get(operationId);
+    if (caller) return this.withEnvironment(caller);
+    if (!this.loadPersisted) return this.withEnvironment([]);
+    let pending = this.restored.get(operationId);
+    if (!pending) {
+      pending = this.loadPersisted(operationId).then(
+        (raw) => restoreHooks(raw, this.webhooks?.validate, operationId),
+        (err: unknown) => {
+          // A read failure must not pass through as a parser message that may quote the stored row.
+          throw new HookgateError('HOOK_RESTORE_FAILED', `persisted hooks of operation ${operationId} could not be read`, { cause: err, details: { operationId } });
+        },
+      );
+      this.restored.set(operationId, pending);
+      pending.catch(() => this.restored.delete(operationId));
     }
+    return pending.then((restored) => this.withEnvironment(restored));
+  }
+
+  private withEnvironment(caller: readonly RegisteredHook[]): readonly RegisteredHook[] {
     const env = this.environmentHooks();
     if (env.length === 0) return caller;
     return [...caller.filter((h) => !h.id.startsWith(RESERVED_ENV_HOOK_PREFIX)), ...env];
@@ -288,3 +327,7 @@ export class HookDispatcher {
 }
 
 export type { ToolResult };
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}

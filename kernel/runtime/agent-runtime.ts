@@ -1,6 +1,6 @@
-import { copyState } from './copy-state.js';
+import { copyRecord, copyState } from './copy-state.js';
 import { randomUUID } from 'node:crypto';
-import { parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import { deepFreeze, parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
 import { ZERO_USAGE, addUsage, estimateTokens, type Usage } from '../messages.js';
@@ -178,7 +178,7 @@ export class AgentRuntime {
     const live = this.running.get(operationId);
     const record = live?.record ?? (await this.deps.store.getOperation(operationId));
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
-    if (this.isSettled(record, until) || !live) return structuredClone(record);
+    if (this.isSettled(record, until) || !live) return copyRecord(record);
     return new Promise((resolve, reject) => {
       const list = this.waiters.get(operationId) ?? [];
       list.push({ until, resolve, reject });
@@ -254,7 +254,7 @@ export class AgentRuntime {
     const messages = await this.deps.store.listMessages(operationId);
     // Handlers do not survive a restart. Persisted webhook hooks are read where they are used
     // (dispatch, sub-agent start), so a damaged list fails the operation there instead of here.
-    const op = this.track(record, record.agent as AgentDefinition, messages, [], {});
+    const op = this.track(record, deepFreeze(record.agent as AgentDefinition), messages, [], {});
     op.fromStore = true;
     return op;
   }
@@ -504,7 +504,7 @@ export class AgentRuntime {
         totalUsage: op.record.state.usage,
         stepCount: steps,
         ...(op.record.state.lastText !== undefined ? { finalText: op.record.state.lastText } : {}),
-        finalState: structuredClone(op.record),
+        finalState: copyRecord(op.record),
       });
     } catch (err) {
       this.deps.logger.error('onComplete delivery failed', { operationId: op.record.id, error: errorMessage(err) });
@@ -529,7 +529,7 @@ export class AgentRuntime {
     if (!list) return;
     const keep: Waiter[] = [];
     for (const w of list) {
-      if (this.isSettled(op.record, w.until)) w.resolve(structuredClone(op.record));
+      if (this.isSettled(op.record, w.until)) w.resolve(copyRecord(op.record));
       else keep.push(w);
     }
     if (keep.length > 0) this.waiters.set(op.record.id, keep);
@@ -538,7 +538,7 @@ export class AgentRuntime {
 
   /** Hook dispatch for the runtime: a critical delivery failure fails the operation; nothing else does. */
   private async dispatch<T extends HookType>(op: RunningOperation, type: T, event: Omit<HookEventMap[T], 'timestamp'> & { timestamp?: string }): Promise<void> {
-    this.deps.events.emit({ type: 'hook', operationId: op.record.id, hookType: type, stepIndex: (event as { stepIndex?: number }).stepIndex ?? op.record.state.stepIndex });
+    if (!this.deps.dispatcher.mightHandle(op.record.id, type, 'notification')) return;
     const full = (event.timestamp === undefined ? { ...event, timestamp: new Date().toISOString() } : event) as HookEventMap[T];
     await this.deps.dispatcher.dispatch(op.record.id, type, full, { signal: op.abort.signal });
   }

@@ -1,4 +1,4 @@
-import type { OperationState } from '../store.js';
+import type { OperationRecord, OperationState } from '../store.js';
 
 /**
  * A copy of an operation state that a step may change freely: fresh arrays and
@@ -12,5 +12,19 @@ export function copyState(state: OperationState): OperationState {
     pendingToolCalls: [...state.pendingToolCalls],
     approvedToolCallIds: [...state.approvedToolCallIds],
     ...(state.approval ? { approval: { ...state.approval, pendingTools: [...state.approval.pendingTools] } } : {}),
+  };
+}
+
+/**
+ * A copy of an operation record for callers (waiters, `finalState`): state,
+ * context and error are copied; the agent definition is shared, since it is
+ * deep-frozen.
+ */
+export function copyRecord(record: OperationRecord): OperationRecord {
+  return {
+    ...record,
+    state: structuredClone(record.state),
+    context: { ...record.context },
+    ...(record.error ? { error: { ...record.error } } : {}),
   };
 }

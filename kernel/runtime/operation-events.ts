@@ -10,7 +10,8 @@ export type OperationEvent =
   | { type: 'assistant_message'; operationId: string; stepIndex: number; text: string; toolCalls: Array<{ id: string; identifier: string; apiName: string; args: unknown }> }
   | { type: 'tool_started'; operationId: string; stepIndex: number; toolCallId: string; identifier: string; apiName: string; args: unknown }
   | { type: 'tool_finished'; operationId: string; stepIndex: number; toolCallId: string; identifier: string; apiName: string; result: ToolResult; mocked: boolean; durationMs: number }
-  | { type: 'hook'; operationId: string; hookType: string; stepIndex: number }
+  /** A hook was delivered (a handler called or a webhook sent), in delivery order. */
+  | { type: 'hook'; operationId: string; hookType: string; hookId: string; via: 'handler' | 'webhook'; stepIndex?: number }
   | { type: 'approval_requested'; operationId: string; stepIndex: number; pendingTools: PendingTool[] }
   | { type: 'compacted'; operationId: string; stepIndex: number; messagesBefore: number; messagesAfter: number }
   | { type: 'step_finished'; operationId: string; stepIndex: number; kind: StepKind; usage: Usage; durationMs: number }

@@ -35,20 +35,25 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   // 1. Policies (in-process controls), then webhook controls. A local deny costs no HTTP call.
   const approved = op.record.state.approvedToolCallIds.includes(call.id);
   for (const policy of deps.policies) {
+    if (policy.mayDecide?.('beforeToolCall') === false) continue;
     const decision = await policy.evaluateToolCall(context, signal);
     if (decision.effect === 'deny') return published(deps, op, context, blockedResult(decision.reason ?? 'Blocked by policy.', 'hook_denied'), false);
     if (decision.effect === 'ask' && !approved) {
       return { kind: 'needs_approval', pending: { toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, args: call.args, reason: decision.reason } };
     }
   }
-  const verdict = await deps.dispatcher.evaluateToolCall(operationId, context, signal);
+  const verdict: ControlVerdict = deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')
+    ? await deps.dispatcher.evaluateToolCall(operationId, context, signal)
+    : { decision: 'allow' };
   if (verdict.decision === 'cancelled') return { kind: 'cancelled' };
   if (verdict.decision === 'blocked') return published(deps, op, context, blockedResult(verdict.reason, verdict.classification), false);
 
   // 2. Mocks and observation webhooks (in the background; they never block execution).
-  void deps.dispatcher.dispatch(operationId, 'beforeToolCall', context as never, { signal, webhooksOnly: true }).catch((err) =>
-    deps.logger.warn('beforeToolCall observation failed', { operationId, error: errorMessage(err) }),
-  );
+  if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'webhook-notification')) {
+    void deps.dispatcher.dispatch(operationId, 'beforeToolCall', context as never, { signal, webhooksOnly: true }).catch((err) =>
+      deps.logger.warn('beforeToolCall observation failed', { operationId, error: errorMessage(err) }),
+    );
+  }
   const mock = await deps.dispatcher.dispatchBeforeToolCall(operationId, context);
   if (signal.aborted) return { kind: 'cancelled' };
 
@@ -87,10 +92,12 @@ export async function controlResult(deps: RuntimeDeps, op: RunningOperation, con
   const signal = op.abort.signal;
   let current = result;
   for (const policy of deps.policies) {
+    if (policy.mayDecide?.('afterToolCall') === false) continue;
     const decision = await policy.evaluateToolResult({ ...context, result: current }, signal);
     if (decision.effect === 'deny') return blockedResult(decision.reason ?? 'Blocked by policy.', 'hook_denied');
     if (decision.redactedResult) current = decision.redactedResult;
   }
+  if (!deps.dispatcher.mightHandle(op.record.id, 'afterToolCall', 'control')) return current;
   const event: AfterToolCallEvent = { ...context, result: current, mocked };
   const verdict: ControlVerdict = await deps.dispatcher.evaluateAfterToolCall(op.record.id, event, signal);
   if (verdict.decision === 'cancelled') return 'cancelled';
