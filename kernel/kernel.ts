@@ -14,6 +14,7 @@ import type { Token } from './token.js';
 import { Config, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
+import type { ToolResult } from './messages.js';
 import type { ToolDefinition, ToolSource } from './tools.js';
 
 export interface KernelOptions {
@@ -32,7 +33,7 @@ export interface KernelOptions {
 /** A handle on a started operation. */
 export interface OperationHandle {
   readonly operationId: string;
-  /** Resolves when the operation is parked for a human or terminal. */
+  /** Resolves when the operation is parked (for a human, or for deferred tool results such as a sub-agent) or terminal. */
   settled(): Promise<OperationRecord>;
   /** Resolves only when the operation is terminal. */
   completed(): Promise<OperationRecord>;
@@ -177,6 +178,17 @@ export class Kernel {
   async rejectAndContinue(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
     await this.requireStarted().runtime.decide(operationId, { action: 'reject_continue', ...options });
     return this.handle(operationId);
+  }
+
+  /**
+   * Publishes the result of a deferred tool call (a tool that returned
+   * `{ deferred: true }`) into its placeholder, once, through the same result
+   * control as any tool result; resumes the operation when nothing else is
+   * outstanding. Duplicates resolve `{ published: false }` and change nothing.
+   */
+  async completeToolCall(operationId: string, toolCallId: string, result: ToolResult | string): Promise<{ published: boolean }> {
+    const full: ToolResult = typeof result === 'string' ? { content: result, success: true } : result;
+    return this.requireStarted().runtime.completeToolCall(operationId, toolCallId, full);
   }
 
   /** Aborts an operation; it ends with reason `interrupted`. */

@@ -6,7 +6,8 @@ import type { PendingTool, StepKind, TerminalReason } from './hooks/hook-types.j
  * async so a networked store (PostgreSQL) fits the same contract. Writes that
  * belong together take one call and are one transaction.
  */
-export type OperationStatus = 'running' | 'waiting_approval' | 'done' | 'error' | 'interrupted';
+/** `waiting_tool`: parked until deferred tool results (a sub-agent, an async tool) are published. */
+export type OperationStatus = 'running' | 'waiting_approval' | 'waiting_tool' | 'done' | 'error' | 'interrupted';
 
 export interface OperationState {
   stepIndex: number;
@@ -15,6 +16,8 @@ export interface OperationState {
   pendingToolCalls: ToolCall[];
   /** Tool call ids a human approved (or a policy allowed after `ask`). */
   approvedToolCallIds: string[];
+  /** Tool calls whose result arrives later; each has an empty placeholder message until published. */
+  deferredToolCallIds?: string[];
   /** Set while the operation waits for a human. */
   approval?: { pendingTools: PendingTool[]; requestedAt: string };
   /** After a failed compaction, do not retry below this token count. */
@@ -152,6 +155,13 @@ export interface Store {
   saveHooks(operationId: string, hooks: unknown[]): Promise<void>;
   upsertUser(user: UserRecord): Promise<void>;
   getUser(id: string): Promise<UserRecord | undefined>;
+  /**
+   * Publishes a deferred tool result into its empty placeholder message, once:
+   * resolves false (and changes nothing) when the placeholder is already
+   * filled or missing, true after writing the result and `commit` (state,
+   * status) in one transaction. Concurrent callers: exactly one wins.
+   */
+  publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean>;
   recordDecision(decision: DecisionRecord): Promise<void>;
   /** Newest first. */
   listDecisions(filter?: DecisionFilter): Promise<DecisionRecord[]>;

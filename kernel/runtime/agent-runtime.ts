@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { deepFreeze, parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
-import { ZERO_USAGE, addUsage, estimateTokens, type Usage } from '../messages.js';
+import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
 import type { MessageRecord, NewMessage, OperationRecord, OperationState, StepCommit } from '../store.js';
 import { activeMessages, type RunningOperation } from './running-operation.js';
-import { compactableCount, decideNextStep } from './next-step.js';
+import { compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import { blockedResult, controlResult, runToolCall } from './tool-call-step.js';
 import type { RuntimeDeps } from './runtime-deps.js';
@@ -34,6 +34,9 @@ export type HumanDecision =
 type Waiter = { until: 'settled' | 'terminal'; resolve: (r: OperationRecord) => void; reject: (e: unknown) => void };
 
 const TERMINAL = new Set(['done', 'error', 'interrupted']);
+
+/** Where a sub-agent operation keeps the parent's tool call id (in its stored context). */
+export const PARENT_TOOL_CALL_KEY = 'hookgate.parentToolCallId';
 
 /**
  * The step loop. An operation is a sequence of steps, each a transition over
@@ -212,7 +215,7 @@ export class AgentRuntime {
   }
 
   private isSettled(record: OperationRecord, until: 'settled' | 'terminal'): boolean {
-    return TERMINAL.has(record.status) || (until === 'settled' && record.status === 'waiting_approval');
+    return TERMINAL.has(record.status) || (until === 'settled' && (record.status === 'waiting_approval' || record.status === 'waiting_tool'));
   }
 
   private track(record: OperationRecord, agent: AgentDefinition, messages: MessageRecord[], hooks: readonly AgentHook[], options: Partial<ExecAgentOptions>): RunningOperation {
@@ -316,6 +319,10 @@ export class AgentRuntime {
           await this.requestApproval(op, state, stepIndex, [outcome.pending], commit);
           break;
         }
+        if (outcome.kind === 'deferred') {
+          this.deferCall(state, commit, call.id);
+          break;
+        }
         state.pendingToolCalls = state.pendingToolCalls.slice(1);
         commit.messages!.push({ role: 'tool', toolCallId: call.id, content: outcome.result.content, toolResult: outcome.result });
         after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: outcome.result }];
@@ -399,42 +406,46 @@ export class AgentRuntime {
     }
   }
 
+  /**
+   * Starts the sub-agent as its own operation and leaves an empty placeholder
+   * for its answer: the parent parks (`waiting_tool`) and the child's
+   * completion publishes into the placeholder through the same result control
+   * as any tool result (see bridgeToParent). Survives restarts: the link is in
+   * the child's stored context.
+   */
   private async callAgent(
     op: RunningOperation,
     state: OperationState,
     stepIndex: number,
     commit: StepCommit,
-  ): Promise<'cancelled' | { notify: () => Promise<void>; toolResults: HookEventMap['afterStep']['toolResults'] }> {
+  ): Promise<'cancelled' | { notify?: () => Promise<void>; toolResults?: HookEventMap['afterStep']['toolResults'] }> {
     const call = state.pendingToolCalls[0]!;
     const subAgentId = call.apiName;
     const instruction = typeof call.args.instruction === 'string' ? call.args.instruction : JSON.stringify(call.args);
     const base = { ...this.baseEvent(op), stepIndex, agentId: subAgentId, callerAgentId: op.agent.id };
     await this.dispatch(op, 'beforeCallAgent', { ...base, instruction });
-    let result;
-    let subOperationId: string | undefined;
+    let failure: unknown;
     try {
       if (!(op.agent.subagents ?? []).includes(subAgentId)) throw new HookgateError('AGENT_NOT_FOUND', `agent "${op.agent.id}" has no sub-agent "${subAgentId}"`);
-      subOperationId = await this.start({
+      const subOperationId = await this.start({
         agentId: subAgentId,
         prompt: instruction,
         hooks: op.fromStore ? ((await this.deps.store.loadHooks(op.record.id)) as AgentHook[]) : op.hooks,
         userId: op.record.userId,
         parentOperationId: op.record.id,
-        context: { ...op.record.context },
+        context: { ...op.record.context, [PARENT_TOOL_CALL_KEY]: call.id },
       });
       await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId, success: true, threadId: `thread_${subOperationId}` });
-      const child = await this.wait(subOperationId, 'terminal');
-      if (child.status !== 'done') throw new HookgateError('TOOL_FAILED', `sub-agent "${subAgentId}" ended with ${child.reason ?? child.status}${child.error ? `: ${child.error.message}` : ''}`);
-      result = { content: child.state.lastText ?? '', success: true, data: { subOperationId } };
+      this.deferCall(state, commit, call.id);
+      return {};
     } catch (err) {
       if (op.abort.signal.aborted) return 'cancelled';
-      if (subOperationId === undefined) {
-        await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
-      }
-      await this.dispatch(op, 'onCallAgentError', { ...base, error: errorMessage(err), ...(subOperationId ? { subOperationId } : {}) });
-      result = { content: `Error: ${errorMessage(err)}`, success: false, error: 'agent_error' };
+      failure = err;
     }
-    // The sub-agent's answer goes through the same result control as any tool result.
+    // The sub-agent could not even start: answer now, through the same result control.
+    await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
+    await this.dispatch(op, 'onCallAgentError', { ...base, error: errorMessage(failure) });
+    const result: ToolResult = { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' };
     const context = buildToolCallHookContext({ call, assistantMessageId: this.assistantIdOf(op, call.id), callIndex: this.callIndexOf(op, call.id), stepIndex, run: op.run, toolSource: 'agent' });
     const controlled = await controlResult(this.deps, op, context, result, false);
     if (controlled === 'cancelled') return 'cancelled';
@@ -446,6 +457,90 @@ export class AgentRuntime {
       },
       toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: controlled }],
     };
+  }
+
+  /** Writes the empty placeholder of a deferred call; the operation parks once nothing else can run. */
+  private deferCall(state: OperationState, commit: StepCommit, toolCallId: string): void {
+    state.pendingToolCalls = state.pendingToolCalls.slice(1);
+    state.deferredToolCallIds = [...(state.deferredToolCallIds ?? []), toolCallId];
+    commit.messages!.push({ role: 'tool', toolCallId, content: '' });
+    if (state.pendingToolCalls.length === 0 && !state.approval) commit.status = 'waiting_tool';
+  }
+
+  /**
+   * Publishes a deferred tool result into its placeholder exactly once, after
+   * result control (policies, afterToolCall controls). A duplicate, late or
+   * unknown completion changes nothing and resolves `{ published: false }`;
+   * the first final result, a denial included, stays. Resumes the operation
+   * when nothing else is outstanding. Works after a restart.
+   */
+  async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
+    const op = await this.get(operationId);
+    // One completion at a time per operation, so two different calls never overwrite each other's state.
+    const run = (op.completions ?? Promise.resolve()).then(() => this.publishDeferred(op, toolCallId, raw));
+    op.completions = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async publishDeferred(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
+    const deferred = op.record.state.deferredToolCallIds ?? [];
+    if (TERMINAL.has(op.record.status) || op.abort.signal.aborted || !deferred.includes(toolCallId)) return { published: false };
+    const assistant = [...op.messages].reverse().find((m) => m.toolCalls?.some((c) => c.id === toolCallId));
+    const call = assistant?.toolCalls?.find((c) => c.id === toolCallId);
+    if (!assistant || !call) return { published: false };
+    const context = buildToolCallHookContext({
+      call,
+      assistantMessageId: assistant.id,
+      callIndex: assistant.toolCalls!.indexOf(call),
+      stepIndex: op.record.state.stepIndex,
+      run: op.run,
+      toolSource: call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : this.deps.tools.get(`${call.identifier}/${call.apiName}`)?.tool.toolSource,
+    });
+    const result = await controlResult(this.deps, op, context, raw, false);
+    if (result === 'cancelled') return { published: false };
+    const state = copyState(op.record.state);
+    state.deferredToolCallIds = deferred.filter((id) => id !== toolCallId);
+    const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
+    const status = resume ? 'running' : op.record.status;
+    if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status }))) return { published: false };
+    op.record = { ...op.record, state, status, updatedAt: new Date().toISOString() };
+    const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
+    if (placeholder) {
+      placeholder.content = result.content;
+      placeholder.toolResult = result;
+    }
+    this.deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId, identifier: call.identifier, apiName: call.apiName, result, mocked: false, durationMs: 0 });
+    await this.deps.dispatcher.dispatch(op.record.id, 'afterToolCall', { ...context, result, mocked: false });
+    if (status === 'running' && !op.loopActive && !this.stopping) this.launch(op);
+    return { published: true };
+  }
+
+  /** A finished sub-agent answers its parent's placeholder (in this process or after a restart). */
+  private async bridgeToParent(child: RunningOperation, reason: TerminalReason): Promise<void> {
+    const parentId = child.record.parentOperationId;
+    const toolCallId = child.record.context[PARENT_TOOL_CALL_KEY];
+    if (!parentId || !toolCallId || this.stopping) return;
+    const parent = await this.get(parentId);
+    if (TERMINAL.has(parent.record.status) || parent.abort.signal.aborted) return;
+    const subOperationId = child.record.id;
+    let result: ToolResult;
+    if (reason === 'done') {
+      result = { content: child.record.state.lastText ?? '', success: true, data: { subOperationId } };
+    } else {
+      const error = `sub-agent "${child.record.agentId}" ended with ${reason}${child.record.error ? `: ${child.record.error.message}` : ''}`;
+      await this.deps.dispatcher.dispatch(parentId, 'onCallAgentError', {
+        ...this.baseEvent(parent),
+        agentId: child.record.agentId,
+        callerAgentId: parent.agent.id,
+        error,
+        subOperationId,
+      });
+      result = { content: `Error: ${error}`, success: false, error: 'agent_error', data: { subOperationId } };
+    }
+    await this.completeToolCall(parentId, toolCallId, result);
   }
 
   private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
@@ -522,6 +617,11 @@ export class AgentRuntime {
     });
     this.notify(op);
     this.running.delete(op.record.id);
+    if (op.record.parentOperationId) {
+      await this.bridgeToParent(op, reason).catch((err) =>
+        this.deps.logger.error('could not hand a sub-agent result to its parent', { operationId: op.record.id, error: errorMessage(err) }),
+      );
+    }
   }
 
   private notify(op: RunningOperation): void {

@@ -24,6 +24,9 @@ export function decideNextStep(agent: AgentDefinition, state: OperationState, me
     else if (toolListCovers(agent.approval?.tools, first.identifier, first.apiName) && !state.approvedToolCallIds.includes(first.id)) {
       next = 'request_human_approve';
     } else next = 'call_tool';
+  } else if ((state.deferredToolCallIds?.length ?? 0) > 0) {
+    // Every call that could run did; the rest arrive later (kernel.completeToolCall).
+    return { kind: 'park' };
   } else {
     const last = messages[messages.length - 1];
     if (last && last.role === 'assistant' && !(last.toolCalls && last.toolCalls.length > 0)) return { kind: 'finish', reason: 'done' };

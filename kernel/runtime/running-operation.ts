@@ -16,6 +16,8 @@ export interface RunningOperation {
   /** The loop running in this process, if any. */
   loop?: Promise<void>;
   loopActive?: boolean;
+  /** Serializes deferred completions of this operation. */
+  completions?: Promise<void>;
   /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
   fromStore?: boolean;
   /** A human decision is being applied (a concurrent one is refused). */

@@ -10,6 +10,7 @@ import { toolKey, type RuntimeDeps } from './runtime-deps.js';
 export type ToolCallOutcome =
   | { kind: 'published'; result: ToolResult; mocked: boolean; context: ToolCallHookContext; threw?: string; notify: () => Promise<void> }
   | { kind: 'needs_approval'; pending: PendingTool }
+  | { kind: 'deferred'; context: ToolCallHookContext }
   | { kind: 'cancelled' };
 
 /**
@@ -71,10 +72,11 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
     try {
       const out = await entry.source.execute(
         { identifier: call.identifier, apiName: call.apiName, args: call.args },
-        { operationId, agentId: op.agent.id, userId: context.userId, signal },
+        { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal },
       );
+      if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred', context };
       const executionTime = Math.round(performance.now() - started);
-      result = typeof out === 'string' ? { content: out, success: true, executionTime } : { success: true, ...out, executionTime };
+      result = typeof out === 'string' ? { content: out, success: true, executionTime } : { success: true, ...(out as { content: string }), executionTime };
     } catch (err) {
       threw = errorMessage(err);
       result = { content: `Error: ${threw}`, success: false, error: 'tool_error', executionTime: Math.round(performance.now() - started) };

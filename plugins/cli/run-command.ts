@@ -34,24 +34,24 @@ export async function runCommand(kernel: Kernel, agentFile: string, prompt: stri
   });
   try {
     const handle = await kernel.execAgent({ agentId: agent.id, prompt: prompt ?? defaultPrompt(agent.description), hooks, userId: options.user });
-    let record = await handle.settled();
     let stoppedByHuman = false;
-    while (record.status === 'waiting_approval') {
-      const decision = await askApproval(record, options);
+    for (;;) {
+      const waiting = await settleTree(kernel, handle.operationId);
+      if (waiting.status !== 'waiting_approval') break;
+      const decision = await askApproval(waiting, options);
       if (decision === 'park') {
-        const msg = `operation ${record.id} is waiting for approval; resume it with: hookgate approve ${record.id}  (or reject / reject-continue)`;
-        if (options.json) process.stdout.write(JSON.stringify({ type: 'parked', operationId: record.id }) + '\n');
+        const msg = `operation ${waiting.id} is waiting for approval; resume it with: hookgate approve ${waiting.id}  (or reject / reject-continue)`;
+        if (options.json) process.stdout.write(JSON.stringify({ type: 'parked', operationId: waiting.id }) + '\n');
         else process.stdout.write(msg + '\n');
         return EXIT.ok;
       }
-      if (decision === 'approve') await kernel.approve(record.id);
+      if (decision === 'approve') await kernel.approve(waiting.id);
       else if (decision === 'reject') {
         stoppedByHuman = true;
-        await kernel.reject(record.id, { reason: 'rejected at the terminal' });
-      }
-      else await kernel.rejectAndContinue(record.id, { reason: 'rejected at the terminal' });
-      record = await kernel.waitForOperation(record.id, 'settled');
+        await kernel.reject(waiting.id, { reason: 'rejected at the terminal' });
+      } else await kernel.rejectAndContinue(waiting.id, { reason: 'rejected at the terminal' });
     }
+    const record = await kernel.waitForOperation(handle.operationId, 'terminal');
     // A run a human chose to stop did what was asked; max_steps and cost_limit did not finish the job.
     return record.reason === 'done' || (stoppedByHuman && record.reason === 'interrupted') ? EXIT.ok : EXIT.failed;
   } finally {
@@ -73,6 +73,28 @@ export async function decideCommand(kernel: Kernel, action: 'approve' | 'reject'
   } finally {
     off();
     printer?.close();
+  }
+}
+
+const TERMINAL = new Set(['done', 'error', 'interrupted']);
+
+/**
+ * Waits until the run needs a human or is over: resolves the root when it is
+ * terminal, or whichever operation of its tree (sub-agents included) waits
+ * for approval. A parent waiting for its sub-agents is not settled for us.
+ */
+async function settleTree(kernel: Kernel, operationId: string): Promise<OperationRecord> {
+  for (;;) {
+    const record = await kernel.waitForOperation(operationId, 'settled');
+    if (record.status !== 'waiting_tool') return record;
+    const children = (await kernel.listOperations({ parentOperationId: operationId })).filter((c) => !TERMINAL.has(c.status));
+    if (children.length === 0) {
+      // The last child finished and its answer is being published: the parent resumes in a moment.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      continue;
+    }
+    const first = await Promise.race(children.map((c) => settleTree(kernel, c.id)));
+    if (first.status === 'waiting_approval') return first;
   }
 }
 

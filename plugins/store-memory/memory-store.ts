@@ -11,6 +11,7 @@ import type {
   StepCommit,
   StepRecord,
   Store,
+  ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
 
@@ -185,6 +186,22 @@ export class MemoryStore implements Store {
     const steps = [...(this.steps.get(operationId) ?? [])];
     // Array.prototype.sort is stable, so equal indexes keep commit order.
     return copy(steps.sort((a, b) => a.stepIndex - b.stepIndex));
+  }
+
+  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean> {
+    this.assertOpen();
+    const op = this.operations.get(operationId);
+    if (!op) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    const placeholder = (this.messages.get(operationId) ?? []).find((m) => m.role === 'tool' && m.toolCallId === toolCallId && m.toolResult === undefined);
+    if (!placeholder) return false;
+    const stored = copy(result);
+    const state = copy(commit.state);
+    placeholder.content = stored.content;
+    placeholder.toolResult = stored;
+    op.state = state;
+    if (commit.status !== undefined) op.status = commit.status;
+    op.updatedAt = new Date().toISOString();
+    return true;
   }
 
   async loadHooks(operationId: string): Promise<unknown[]> {

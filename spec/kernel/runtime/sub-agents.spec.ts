@@ -60,12 +60,14 @@ describe('runtime: sub-agents', () => {
     const { rec, handle } = await run(scripted([toolTurn('test', 'echo', {}, 'child-call'), { text: 'child answer' }]));
     const child = (await fx.kernel.listOperations({ parentOperationId: handle.operationId }))[0]!;
     const parentSeq = rec.sequence(handle.operationId);
+    // The call_agent step ends once the child started (its placeholder is stored); the child's answer is
+    // published later into that placeholder, through result control, and only then observed.
     assert.deepEqual(parentSeq.slice(parentSeq.indexOf('beforeCallAgent') - 1), [
       'beforeStep',
       'beforeCallAgent',
       'afterCallAgent',
-      'afterToolCall',
       'afterStep',
+      'afterToolCall',
       'beforeStep',
       'afterStep',
       'onComplete',

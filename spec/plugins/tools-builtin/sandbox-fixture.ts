@@ -41,5 +41,5 @@ export async function createSandboxFixture(options: { readLimitBytes?: number; n
 }
 
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolExecutionContext {
-  return { operationId: 'op-spec', agentId: 'agent-spec', signal };
+  return { operationId: 'op-spec', toolCallId: 'call-spec', agentId: 'agent-spec', signal };
 }
