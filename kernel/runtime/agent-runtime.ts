@@ -181,7 +181,8 @@ export class AgentRuntime {
     const live = this.running.get(operationId);
     const record = live?.record ?? (await this.deps.store.getOperation(operationId));
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
-    if (this.isSettled(record, until) || !live) return copyRecord(record);
+    // A parent waiting for deferred results is woken by its children's completion (here, or once they are loaded here).
+    if (this.isSettled(record, until) || (!live && record.status !== 'waiting_tool')) return copyRecord(record);
     return new Promise((resolve, reject) => {
       const list = this.waiters.get(operationId) ?? [];
       list.push({ until, resolve, reject });
