@@ -1,3 +1,4 @@
+import { nowIso } from './clock.js';
 /**
  * Structured logging. Every line passes through the secret scrubber first, so a
  * resolved header value or token never reaches a log even when a caller puts
@@ -51,7 +52,7 @@ export function createLogger(options: { level?: LogLevel; sink?: LogSink; scrubb
   const bindings = options.bindings ?? {};
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
-    const record: LogRecord = { level: lvl, time: new Date().toISOString(), msg, ...bindings, ...serializeFields(fields) };
+    const record: LogRecord = { level: lvl, time: nowIso(), msg, ...bindings, ...serializeFields(fields) };
     const line = scrubber.scrub(JSON.stringify(record));
     sink(line, JSON.parse(line) as LogRecord);
   };

@@ -219,13 +219,16 @@ export class HookDispatcher {
   mightHandle(operationId: string, type: HookType, kind: 'notification' | 'webhook-notification' | 'control'): boolean {
     const caller = this.registrations.get(operationId);
     if (!caller) return true;
-    const relevant = (h: RegisteredHook) => {
-      if (h.type !== type) return false;
-      if (kind === 'control') return h.isControl;
-      if (h.isControl) return false;
-      return kind === 'notification' ? this.deliverable(h) : h.webhook !== undefined && (this.mode === 'queue' || !h.handler);
-    };
-    return caller.some(relevant) || this.environmentHooks().some(relevant);
+    for (const h of caller) if (this.relevant(h, type, kind)) return true;
+    for (const h of this.environmentHooks()) if (this.relevant(h, type, kind)) return true;
+    return false;
+  }
+
+  private relevant(h: RegisteredHook, type: HookType, kind: 'notification' | 'webhook-notification' | 'control'): boolean {
+    if (h.type !== type) return false;
+    if (kind === 'control') return h.isControl;
+    if (h.isControl) return false;
+    return kind === 'notification' ? this.deliverable(h) : h.webhook !== undefined && (this.mode === 'queue' || !h.handler);
   }
 
   /** Whether any control (caller or environment) could answer for this tool event. */
@@ -302,12 +305,19 @@ export class HookDispatcher {
     if (!this.webhooks) return [];
     const raw = this.webhooks.environmentHooks();
     if (raw.length === 0) return [];
+    const known = this.envSnapshots.get(raw);
+    if (known) return known;
     // Env hooks carry the reserved prefix, so they are validated here, not dropped.
-    return raw.map((h) => {
+    const snapshots = raw.map((h) => {
       const [snap] = snapshotHooks([{ ...h, id: `env:${h.id}` }], this.webhooks!.validate);
       return Object.freeze({ ...snap!, id: h.id });
     });
+    this.envSnapshots.set(raw, snapshots);
+    return snapshots;
   }
+
+  /** Snapshots per environment-hook list (the support returns the same list while the variables stay the same). */
+  private readonly envSnapshots = new WeakMap<readonly SerializedHook[], RegisteredHook[]>();
 
   private deliverable(hook: RegisteredHook): boolean {
     if (this.mode === 'local') return hook.handler !== undefined || (hook.webhook !== undefined && this.webhooks !== undefined);

@@ -1,3 +1,4 @@
+import { nowIso } from '../clock.js';
 import type { ToolCall } from '../messages.js';
 import type { ToolCallHookContext } from './hook-types.js';
 
@@ -41,7 +42,7 @@ export function buildToolCallHookContext(input: {
     operationId: run.operationId,
     executor: input.executor ?? 'server',
     agentId: run.agentId,
-    timestamp: new Date().toISOString(),
+    timestamp: nowIso(),
   };
   for (const key of ASSOCIATION_KEYS) {
     const value = run.associations?.[key];

@@ -5,6 +5,10 @@ import type { UserDirectory } from '../user-directory.js';
 import type { WebhookSupport } from './hook-dispatcher.js';
 import type { WebhookTransport } from './webhook-transport.js';
 import { readEnvironmentHooks } from './webhook/environment-hooks.js';
+import type { SerializedHook } from './hook-types.js';
+
+/** The variables environment hooks are made from (the token only matters as set or blank: its value is resolved at send time). */
+const ENV_HOOK_VARIABLES = ['AGENT_HOOK_WEBHOOK_URL', 'AGENT_HOOK_WEBHOOK_TOKEN', 'AGENT_HOOK_WEBHOOK_EVENTS', 'AGENT_HOOK_WEBHOOK_RESPONSE_HANDLING', 'AGENT_HOOK_WEBHOOK_ON_ERROR'];
 import { validateWebhookConfig } from './webhook/webhook-config.js';
 import { createWebhookPayloadBuilder } from './webhook/webhook-payload.js';
 import { WebhookSender } from './webhook/webhook-sender.js';
@@ -40,10 +44,22 @@ export function createWebhookSupport(options: {
     urlBases: { internalBaseUrl: options.config.webhooks.internalBaseUrl, publicBaseUrl: options.config.webhooks.publicBaseUrl },
     signingSecret: signingEnv ? () => env[signingEnv] : undefined,
   });
+  // Read at every evaluation (never frozen), parsed again only when the variables change.
+  let cachedKey: string | undefined;
+  let cached: SerializedHook[] = [];
+  const environmentHooks = (e: NodeJS.ProcessEnv): SerializedHook[] => {
+    if (!e.AGENT_HOOK_WEBHOOK_URL) return [];
+    const key = ENV_HOOK_VARIABLES.map((name) => (name === 'AGENT_HOOK_WEBHOOK_TOKEN' ? String(Boolean(e[name]?.trim())) : (e[name] ?? ''))).join('\u0000');
+    if (key !== cachedKey) {
+      cached = readEnvironmentHooks(e);
+      cachedKey = key;
+    }
+    return cached;
+  };
   return {
     validate: validateWebhookConfig,
     sendNotification: (hook, event, signal) => sender.sendNotification(hook, event, signal),
     evaluateControl: (hook, event, signal) => sender.evaluateControl(hook, event, signal),
-    environmentHooks: () => readEnvironmentHooks(env),
+    environmentHooks: () => environmentHooks(env),
   };
 }

@@ -1,8 +1,9 @@
+import { nowIso } from '../clock.js';
 import { copyRecord, copyState } from './copy-state.js';
 import { randomUUID } from 'node:crypto';
 import { deepFreeze, parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
-import type { AgentHook, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
+import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
 import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
 import type { MessageRecord, NewMessage, OperationRecord, OperationState, StepCommit } from '../store.js';
 import { activeMessages, type RunningOperation } from './running-operation.js';
@@ -287,9 +288,13 @@ export class AgentRuntime {
     const stepIndex = op.record.state.stepIndex;
     const operationId = op.record.id;
     const started = performance.now();
-    const startedAt = new Date().toISOString();
+    const startedAt = nowIso();
     this.deps.events.emit({ type: 'step_started', operationId, stepIndex, kind });
-    await this.dispatch(op, 'beforeStep', { ...this.baseEvent(op), stepType: kind });
+    if (this.deps.dispatcher.mightHandle(operationId, 'beforeStep', 'notification')) {
+      const event = this.baseEvent(op) as HookEventMap['beforeStep'];
+      event.stepType = kind;
+      await this.dispatch(op, 'beforeStep', event);
+    }
 
     const state = copyState(op.record.state);
     state.stepIndex = stepIndex + 1;
@@ -352,15 +357,26 @@ export class AgentRuntime {
     }
 
     state.usage = addUsage(state.usage, usage);
-    commit.step = { operationId, stepIndex, kind, startedAt, finishedAt: new Date().toISOString(), usage, summary: summarize(after) };
+    commit.step = { operationId, stepIndex, kind, startedAt, finishedAt: nowIso(), usage, summary: summarize(after) };
     await this.commit(op, commit);
     if (notify) await notify();
-    await this.dispatch(op, 'afterStep', { ...this.baseEvent(op), stepIndex, stepType: kind, ...after, usage, totalUsage: state.usage });
+    if (this.deps.dispatcher.mightHandle(operationId, 'afterStep', 'notification')) {
+      // Built field by field: spreading the varying `after` shape was the costliest line of a step.
+      const event = this.baseEvent(op) as HookEventMap['afterStep'];
+      event.stepIndex = stepIndex;
+      event.stepType = kind;
+      if (after.content !== undefined) event.content = after.content;
+      if (after.toolCalls !== undefined) event.toolCalls = after.toolCalls;
+      if (after.toolResults !== undefined) event.toolResults = after.toolResults;
+      event.usage = usage;
+      event.totalUsage = state.usage;
+      await this.dispatch(op, 'afterStep', event);
+    }
     this.deps.events.emit({ type: 'step_finished', operationId, stepIndex, kind, usage, durationMs: Math.round(performance.now() - started) });
   }
 
   private async requestApproval(op: RunningOperation, state: OperationState, stepIndex: number, pendingTools: PendingTool[], commit: StepCommit): Promise<void> {
-    state.approval = { pendingTools, requestedAt: new Date().toISOString() };
+    state.approval = { pendingTools, requestedAt: nowIso() };
     commit.status = 'waiting_approval';
     this.deps.events.emit({ type: 'approval_requested', operationId: op.record.id, stepIndex, pendingTools });
     await this.dispatch(op, 'beforeHumanIntervention', { ...this.baseEvent(op), stepIndex, pendingTools });
@@ -507,7 +523,7 @@ export class AgentRuntime {
     const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
     const status = resume ? 'running' : op.record.status;
     if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status }))) return { published: false };
-    op.record = { ...op.record, state, status, updatedAt: new Date().toISOString() };
+    op.record = { ...op.record, state, status, updatedAt: nowIso() };
     const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
     if (placeholder) {
       placeholder.content = result.content;
@@ -546,14 +562,13 @@ export class AgentRuntime {
 
   private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
     const written = await this.deps.store.commitStep(op.record.id, commit);
-    op.record = {
-      ...op.record,
-      state: commit.state,
-      status: commit.status ?? op.record.status,
-      ...(commit.reason ? { reason: commit.reason } : {}),
-      ...(commit.error ? { error: commit.error } : {}),
-      updatedAt: new Date().toISOString(),
-    };
+    // Updated in place: callers only ever get copies (copyRecord), and this runs once per step.
+    const record = op.record;
+    record.state = commit.state;
+    if (commit.status) record.status = commit.status;
+    if (commit.reason) record.reason = commit.reason;
+    if (commit.error) record.error = commit.error;
+    record.updatedAt = nowIso();
     if (commit.compact) {
       const gone = new Set(commit.compact.messageIds);
       op.messages = activeMessages([...op.messages.filter((m) => !gone.has(m.id)), ...written]);
@@ -640,19 +655,16 @@ export class AgentRuntime {
   /** Hook dispatch for the runtime: a critical delivery failure fails the operation; nothing else does. */
   private async dispatch<T extends HookType>(op: RunningOperation, type: T, event: Omit<HookEventMap[T], 'timestamp'> & { timestamp?: string }): Promise<void> {
     if (!this.deps.dispatcher.mightHandle(op.record.id, type, 'notification')) return;
-    const full = (event.timestamp === undefined ? { ...event, timestamp: new Date().toISOString() } : event) as HookEventMap[T];
+    const full = (event.timestamp === undefined ? { ...event, timestamp: nowIso() } : event) as HookEventMap[T];
     await this.deps.dispatcher.dispatch(op.record.id, type, full, { signal: op.abort.signal });
   }
 
-  private baseEvent(op: RunningOperation) {
-    return {
-      operationId: op.record.id,
-      agentId: op.record.agentId,
-      stepIndex: op.record.state.stepIndex,
-      timestamp: new Date().toISOString(),
-      ...(op.run.runtime?.userId ?? op.run.origin?.userId ? { userId: op.run.runtime?.userId ?? op.run.origin?.userId } : {}),
-      ...(op.record.parentOperationId ? { parentOperationId: op.record.parentOperationId } : {}),
-    };
+  private baseEvent(op: RunningOperation): AgentHookEvent {
+    const event: AgentHookEvent = { operationId: op.record.id, agentId: op.record.agentId, stepIndex: op.record.state.stepIndex, timestamp: nowIso() };
+    const userId = op.run.runtime?.userId ?? op.run.origin?.userId;
+    if (userId !== undefined) event.userId = userId;
+    if (op.record.parentOperationId) event.parentOperationId = op.record.parentOperationId;
+    return event;
   }
 
   private callIndexOf(op: RunningOperation, toolCallId: string): number {

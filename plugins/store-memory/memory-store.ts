@@ -1,3 +1,4 @@
+import { nowIso } from '../../kernel/clock.js';
 import { randomUUID } from 'node:crypto';
 import { HookgateError } from '../../kernel/errors.js';
 import type {
@@ -98,7 +99,7 @@ export class MemoryStore implements Store {
     this.assertOpen();
     if (this.operations.has(op.id)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`);
     this.assertNewMessageIds(messages);
-    const now = new Date().toISOString();
+    const now = nowIso();
     // Copy everything before the first change, so a value JSON cannot carry fails without leaving a trace.
     const record: OperationRecord = compact({
       id: op.id,
@@ -157,7 +158,7 @@ export class MemoryStore implements Store {
     const error = copy(commit.error);
     const step = commit.step ? this.toStepRecord(operationId, commit.step) : undefined;
 
-    const now = new Date().toISOString();
+    const now = nowIso();
     const inserted = this.toMessageRecords(operationId, stored.length === 0 ? 0 : stored[stored.length - 1]!.seq, newMessages, now);
     if (step) this.steps.get(operationId)!.push(step);
     this.store(stored, inserted);
@@ -200,7 +201,7 @@ export class MemoryStore implements Store {
     placeholder.toolResult = stored;
     op.state = state;
     if (commit.status !== undefined) op.status = commit.status;
-    op.updatedAt = new Date().toISOString();
+    op.updatedAt = nowIso();
     return true;
   }
 
