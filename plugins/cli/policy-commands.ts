@@ -4,7 +4,7 @@ import type { HookgateConfig } from '../../config/defaults.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { DecisionFilter } from '../../kernel/store.js';
 import { decisionsQuery, policyCheck, policyEval, policyTest, type CliResult } from '../../policies/index.js';
-import { policyPaths } from '../policy-engine/index.js';
+import { policyPaths } from '../../config/policy-paths.js';
 
 type WithKernel = (body: (kernel: Kernel) => Promise<number>) => Promise<number>;
 

@@ -1,13 +1,8 @@
-import fs from 'node:fs';
 import { definePlugin } from '../../kernel/plugin.js';
 import { Config, Logger, Store, ToolPolicies } from '../../kernel/tokens.js';
-import type { HookgateConfig } from '../../config/defaults.js';
+import { policyPaths } from '../../config/policy-paths.js';
 import { PolicyEngine } from '../../policies/index.js';
 
-/** The packs to load: configured paths as given; the default folder only when it exists. */
-export function policyPaths(config: HookgateConfig): string[] {
-  return config.policies.pathsAreDefault ? config.policies.paths.filter((p) => fs.existsSync(p)) : config.policies.paths;
-}
 
 /** One engine per kernel container, so start and stop reach the instance the factory made. */
 const engines = new WeakMap<object, PolicyEngine>();
