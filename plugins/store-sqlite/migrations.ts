@@ -105,6 +105,66 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       CREATE INDEX decision_policies_by_decision ON decision_policies (decision_seq);
     `,
   },
+  {
+    version: 2,
+    description: 'narrow rows for the per-step writes: agent and context apart, messages and steps clustered by operation seq',
+    // Each page a per-step commit touches is one WAL frame (a write, a checksum, later a checkpoint copy), so:
+    // - the write-once agent (kilobytes) and context move to operation_definitions, and the per-step UPDATE
+    //   rewrites a small operations row;
+    // - messages and steps become WITHOUT ROWID tables keyed by the operation's integer seq (one b-tree each
+    //   instead of table + index, short keys, and the newest operations sit at the right edge); the message id
+    //   keeps a unique index of its own.
+    // Only the child tables are copied, dropped and renamed; operations is narrowed in place (DROP COLUMN), so no
+    // ON DELETE CASCADE fires during the migration.
+    sql: `
+      CREATE TABLE operation_definitions (
+        operation_seq INTEGER PRIMARY KEY REFERENCES operations (seq) ON DELETE CASCADE,
+        agent TEXT NOT NULL,
+        context TEXT NOT NULL
+      );
+      INSERT INTO operation_definitions (operation_seq, agent, context) SELECT seq, agent, context FROM operations ORDER BY seq;
+      ALTER TABLE operations DROP COLUMN agent;
+      ALTER TABLE operations DROP COLUMN context;
+
+      CREATE TABLE messages_v2 (
+        operation_seq INTEGER NOT NULL REFERENCES operations (seq) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tool_result TEXT,
+        compacted_into TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (operation_seq, seq)
+      ) WITHOUT ROWID;
+      INSERT INTO messages_v2 (operation_seq, seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
+        SELECT o.seq, m.seq, m.id, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_result, m.compacted_into, m.created_at
+        FROM messages m JOIN operations o ON o.id = m.operation_id ORDER BY o.seq, m.seq;
+      DROP TABLE messages;
+      ALTER TABLE messages_v2 RENAME TO messages;
+      CREATE UNIQUE INDEX messages_by_id ON messages (id);
+
+      -- seq orders the steps that share an index; the v1 values (one global counter) keep their order.
+      CREATE TABLE steps_v2 (
+        operation_seq INTEGER NOT NULL REFERENCES operations (seq) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        PRIMARY KEY (operation_seq, step_index, seq)
+      ) WITHOUT ROWID;
+      INSERT INTO steps_v2 (operation_seq, step_index, seq, kind, started_at, finished_at, usage, summary)
+        SELECT o.seq, s.step_index, s.seq, s.kind, s.started_at, s.finished_at, s.usage, s.summary
+        FROM steps s JOIN operations o ON o.id = s.operation_id ORDER BY o.seq, s.step_index, s.seq;
+      DROP TABLE steps;
+      ALTER TABLE steps_v2 RENAME TO steps;
+    `,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

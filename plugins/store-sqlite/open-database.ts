@@ -7,6 +7,8 @@ import { applyMigrations, LATEST_SCHEMA_VERSION } from './migrations.js';
 import { corruptError, isCorruptionError } from './sqlite-errors.js';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+/** Pages (4 KB by default) of WAL that trigger an automatic checkpoint after a commit. */
+export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 const REQUIRED_TABLES = ['operations', 'messages', 'steps', 'hook_registrations', 'users', 'decisions'];
 
 /**
@@ -27,6 +29,9 @@ export function openDatabase(file: string, logger?: Logger): Database.Database {
   try {
     const version = inspect(db, file);
     if (!inMemory) db.pragma('journal_mode = WAL');
+    // Checkpoint every ~16 MB of WAL instead of SQLite's 4 MB: a checkpoint copies each page once however often it
+    // was rewritten and costs two fsyncs, so fewer, larger ones take less time per step commit.
+    if (!inMemory) db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     // WAL + NORMAL: consistent after any crash and durable against process crashes, without an fsync per commit.
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { HookgateError } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -13,8 +12,10 @@ import type {
   StepCommit,
   StepRecord,
   Store,
+  ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
+import { timeOrderedId } from './message-ids.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
 import { openDatabase } from './open-database.js';
 import {
@@ -28,7 +29,8 @@ import {
   type OperationRow,
   type StepRow,
 } from './rows.js';
-import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
+import { OperationKeys, type OperationKey } from './operation-keys.js';
+import { isDuplicateKeyError, isPrimaryKeyError, translateSqliteError } from './sqlite-errors.js';
 
 export interface SqliteStoreOptions {
   /** A file path (parent folders are created) or `:memory:`. */
@@ -36,9 +38,14 @@ export interface SqliteStoreOptions {
   logger?: Logger;
 }
 
+/** An operation row joined with its write-once definition (agent, context). */
 const OPERATION_COLUMNS =
-  'id, agent_id, parent_operation_id, user_id, status, reason, agent, context, state, error, created_at, updated_at';
-const MESSAGE_COLUMNS = 'id, operation_id, seq, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at';
+  'o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, d.agent, d.context, o.state, o.error, o.created_at, o.updated_at';
+const OPERATION_FROM = 'operations o JOIN operation_definitions d ON d.operation_seq = o.seq';
+/** A message row with its operation's id (messages are keyed by the operation's integer seq). */
+const MESSAGE_COLUMNS =
+  'm.id, o.id AS operation_id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_result, m.compacted_into, m.created_at';
+const MESSAGE_FROM = 'operations o JOIN messages m ON m.operation_seq = o.seq';
 const DECISION_COLUMNS =
   'id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason, defaulted, latency_micros, input_digest, raw_input';
 
@@ -48,32 +55,38 @@ type Statements = ReturnType<typeof prepareStatements>;
 function prepareStatements(db: Database.Database) {
   return {
     insertOperation: db.prepare(
-      `INSERT INTO operations (${OPERATION_COLUMNS}) VALUES
-       (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @agent, @context, @state, NULL, @now, @now)`,
+      `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at)
+       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now)`,
     ),
-    getOperation: db.prepare<[string], OperationRow>(`SELECT ${OPERATION_COLUMNS} FROM operations WHERE id = ?`),
+    insertDefinition: db.prepare('INSERT INTO operation_definitions (operation_seq, agent, context) VALUES (?, ?, ?)'),
+    getOperation: db.prepare<[string], OperationRow>(`SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.id = ?`),
     operationExists: db.prepare<[string], number>('SELECT 1 FROM operations WHERE id = ?').pluck(),
+    operationSeq: db.prepare<[string], number>('SELECT seq FROM operations WHERE id = ?').pluck(),
     updateOperation: db.prepare(
       `UPDATE operations SET state = @state, status = COALESCE(@status, status), reason = COALESCE(@reason, reason),
        error = COALESCE(@error, error), updated_at = @now WHERE id = @id`,
     ),
-    lastMessageSeq: db.prepare<[string], number>('SELECT COALESCE(MAX(seq), 0) FROM messages WHERE operation_id = ?').pluck(),
+    // The common per-step case, by rowid (the id check guards against a reused seq). It leaves status alone, so
+    // SQLite does not rewrite the operations_by_status entry.
+    updateOperationState: db.prepare<[string, string, number, string]>('UPDATE operations SET state = ?, updated_at = ? WHERE seq = ? AND id = ?'),
+    lastMessageSeq: db.prepare<[number], number>('SELECT COALESCE(MAX(seq), 0) FROM messages WHERE operation_seq = ?').pluck(),
     insertMessage: db.prepare(
-      `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES
-       (@id, @operationId, @seq, @role, @content, @toolCalls, @toolCallId, @toolResult, NULL, @now)`,
+      `INSERT INTO messages (operation_seq, seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
     ),
-    compactMessage: db.prepare('UPDATE messages SET compacted_into = ? WHERE id = ? AND operation_id = ?'),
+    compactMessage: db.prepare<[string, string, number]>('UPDATE messages SET compacted_into = ? WHERE id = ? AND operation_seq = ?'),
     listMessages: db.prepare<[string], MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE operation_id = ? AND compacted_into IS NULL ORDER BY seq`,
+      `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? AND m.compacted_into IS NULL ORDER BY m.seq`,
     ),
-    listAllMessages: db.prepare<[string], MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE operation_id = ? ORDER BY seq`),
+    listAllMessages: db.prepare<[string], MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? ORDER BY m.seq`),
+    // seq: after the steps of the same index already stored (one primary-key seek).
     insertStep: db.prepare(
-      `INSERT INTO steps (operation_id, step_index, kind, started_at, finished_at, usage, summary) VALUES
-       (@operationId, @stepIndex, @kind, @startedAt, @finishedAt, @usage, @summary)`,
+      `INSERT INTO steps (operation_seq, step_index, seq, kind, started_at, finished_at, usage, summary) VALUES
+       (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE operation_seq = ? AND step_index = ?), ?, ?, ?, ?, ?)`,
     ),
     listSteps: db.prepare<[string], StepRow>(
-      `SELECT operation_id, step_index, kind, started_at, finished_at, usage, summary FROM steps
-       WHERE operation_id = ? ORDER BY step_index, seq`,
+      `SELECT o.id AS operation_id, s.step_index, s.kind, s.started_at, s.finished_at, s.usage, s.summary
+       FROM operations o JOIN steps s ON s.operation_seq = o.seq WHERE o.id = ? ORDER BY s.step_index, s.seq`,
     ),
     deleteHooks: db.prepare('DELETE FROM hook_registrations WHERE operation_id = ?'),
     insertHook: db.prepare('INSERT INTO hook_registrations (operation_id, position, hook) VALUES (?, ?, ?)'),
@@ -87,6 +100,10 @@ function prepareStatements(db: Database.Database) {
     ),
     insertDecisionPolicy: db.prepare('INSERT OR IGNORE INTO decision_policies (policy_id, decision_seq) VALUES (?, ?)'),
   };
+}
+
+function notFound(operationId: string): HookgateError {
+  return new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
 }
 
 /** SQL LIMIT value: -1 means no limit. */
@@ -113,6 +130,8 @@ export class SqliteStore implements Store {
   private closed = false;
   /** Filtered list queries, prepared on first use per filter shape. */
   private readonly dynamicStatements = new Map<string, Database.Statement>();
+  /** Seq and last message seq of recently written operations: a step commit then needs no look-up. */
+  private readonly keys = new OperationKeys();
   // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
   // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write.
   private createOperationTx?: Database.Transaction<(op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => OperationRecord>;
@@ -138,50 +157,50 @@ export class SqliteStore implements Store {
     const s = prepareStatements(db);
     this.statements = s;
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
+      let seq: number | bigint;
       try {
-        s.insertOperation.run({
+        seq = s.insertOperation.run({
           id: op.id,
           agentId: op.agentId,
           parentOperationId: op.parentOperationId ?? null,
           userId: op.userId ?? null,
-          agent: JSON.stringify(op.agent ?? null),
-          context: JSON.stringify(op.context ?? {}),
           state: JSON.stringify(op.state),
           now,
-        });
+        }).lastInsertRowid;
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });
         throw err;
       }
-      this.insertMessages(s, op.id, messages, now);
+      s.insertDefinition.run(seq, JSON.stringify(op.agent ?? null), JSON.stringify(op.context ?? {}));
+      const key = this.keys.remember(op.id, { seq: Number(seq), lastMessageSeq: 0 });
+      this.insertMessages(s, op.id, key, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
       return toOperationRecord(s.getOperation.get(op.id)!);
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
-      const updated = s.updateOperation.run({
-        id: operationId,
-        state: JSON.stringify(commit.state),
-        status: commit.status ?? null,
-        reason: commit.reason ?? null,
-        error: toJson(commit.error),
-        now,
-      });
-      if (updated.changes === 0) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
-      if (commit.step) {
-        s.insertStep.run({
-          operationId,
-          stepIndex: commit.step.stepIndex,
-          kind: commit.step.kind,
-          startedAt: commit.step.startedAt,
-          finishedAt: commit.step.finishedAt,
-          usage: JSON.stringify(commit.step.usage),
-          summary: JSON.stringify(commit.step.summary ?? {}),
-        });
+      const state = JSON.stringify(commit.state);
+      let key: OperationKey;
+      if (commit.status === undefined && commit.reason === undefined && commit.error === undefined) {
+        key = this.keys.get(operationId) ?? this.lookUpKey(s, operationId);
+        if (s.updateOperationState.run(state, now, key.seq, operationId).changes === 0) {
+          // A remembered seq that no longer names this operation: look it up once more.
+          key = this.lookUpKey(s, operationId);
+          s.updateOperationState.run(state, now, key.seq, operationId);
+        }
+      } else {
+        const update = { id: operationId, state, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now };
+        if (s.updateOperation.run(update).changes === 0) throw notFound(operationId);
+        key = this.lookUpKey(s, operationId); // status changes are rare: no remembered seq to double-check
       }
-      const records = this.insertMessages(s, operationId, commit.messages ?? [], now);
+      const step = commit.step;
+      if (step) {
+        const { stepIndex } = step;
+        s.insertStep.run(key.seq, stepIndex, key.seq, stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage), JSON.stringify(step.summary ?? {}));
+      }
+      const records = commit.messages?.length ? this.insertMessages(s, operationId, key, commit.messages, now) : [];
       if (commit.compact) {
         for (const messageId of commit.compact.messageIds) {
-          if (s.compactMessage.run(commit.compact.summaryId, messageId, operationId).changes === 0) {
+          if (s.compactMessage.run(commit.compact.summaryId, messageId, key.seq).changes === 0) {
             throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
           }
         }
@@ -230,12 +249,20 @@ export class SqliteStore implements Store {
     this.db = undefined;
     this.statements = undefined;
     this.dynamicStatements.clear();
+    this.keys.clear();
     db?.close();
   }
 
   /** One transaction: the operation (status `running`), its first messages (seq from 1) and its hooks. */
   async createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord> {
-    return this.guard(() => this.createOperationTx!.immediate(op, messages, hooks, new Date().toISOString()));
+    return this.guard(() => {
+      try {
+        return this.createOperationTx!.immediate(op, messages, hooks, new Date().toISOString());
+      } catch (err) {
+        this.keys.forget(op.id);
+        throw err;
+      }
+    });
   }
 
   async getOperation(id: string): Promise<OperationRecord | undefined> {
@@ -251,15 +278,15 @@ export class SqliteStore implements Store {
       const where: string[] = [];
       const params: Record<string, unknown> = { limit: sqlLimit(filter.limit) };
       if (filter.status !== undefined) {
-        where.push('status = @status');
+        where.push('o.status = @status');
         params.status = filter.status;
       }
       if (filter.parentOperationId !== undefined) {
-        where.push('parent_operation_id = @parentOperationId');
+        where.push('o.parent_operation_id = @parentOperationId');
         params.parentOperationId = filter.parentOperationId;
       }
-      const sql = `SELECT ${OPERATION_COLUMNS} FROM operations ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
-        ORDER BY seq DESC LIMIT @limit`;
+      const sql = `SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
+        ORDER BY o.seq DESC LIMIT @limit`;
       return (this.dynamic(sql).all(params) as OperationRow[]).map(toOperationRecord);
     });
   }
@@ -270,10 +297,20 @@ export class SqliteStore implements Store {
    * (ids generated when missing, seq continuing the operation's), and the
    * compaction marks. Any failure rolls everything back: STORE_NOT_FOUND for
    * an unknown operation or compacted message, STORE_CONFLICT for a message id
-   * that exists. Resolves to the inserted messages.
+   * that exists. Resolves to the inserted messages. The operation's seq and
+   * last message seq are remembered between commits, so the usual commit is
+   * one UPDATE and its INSERTs; a remembered value another connection made
+   * stale is corrected inside the same transaction.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
-    return this.guard(() => this.commitStepTx!.immediate(operationId, commit, new Date().toISOString()));
+    return this.guard(() => {
+      try {
+        return this.commitStepTx!.immediate(operationId, commit, new Date().toISOString());
+      } catch (err) {
+        this.keys.forget(operationId); // it may hold a message seq that was rolled back
+        throw err;
+      }
+    });
   }
 
   async listMessages(operationId: string, options: { includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
@@ -293,6 +330,26 @@ export class SqliteStore implements Store {
   async saveHooks(operationId: string, hooks: unknown[]): Promise<void> {
     this.guard(() => this.saveHooksTx!.immediate(operationId, hooks));
   }
+
+  /** Fills the empty placeholder of a deferred tool call once, with the operation state, in one transaction. */
+  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean> {
+    return this.guard((s) => {
+      const db = this.db!;
+      this.publishTx ??= db.transaction((opId: string, callId: string, res: ToolResult, c: Pick<StepCommit, 'state' | 'status'>) => {
+        if (s.operationExists.get(opId) === undefined) throw new HookgateError('STORE_NOT_FOUND', `Operation ${opId} does not exist`);
+        this.fillPlaceholder ??= db.prepare(
+          "UPDATE messages SET content = ?, tool_result = ? WHERE operation_seq = (SELECT seq FROM operations WHERE id = ?) AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL",
+        );
+        if (this.fillPlaceholder.run(res.content, JSON.stringify(res), opId, callId).changes === 0) return false;
+        s.updateOperation.run({ id: opId, state: JSON.stringify(c.state), status: c.status ?? null, reason: null, error: null, now: new Date().toISOString() });
+        return true;
+      });
+      return this.publishTx.immediate(operationId, toolCallId, result, commit);
+    });
+  }
+
+  private publishTx?: Database.Transaction<(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>) => boolean>;
+  private fillPlaceholder?: Database.Statement;
 
   /** Inserts or replaces; an absent email clears the stored one. */
   async upsertUser(user: UserRecord): Promise<void> {
@@ -343,42 +400,56 @@ export class SqliteStore implements Store {
     });
   }
 
-  private insertMessages(s: Statements, operationId: string, messages: NewMessage[], now: string): MessageRecord[] {
-    let seq = s.lastMessageSeq.get(operationId)!;
-    return messages.map((m) => {
-      const id = m.id ?? randomUUID();
+  /** The operation's seq, remembered; STORE_NOT_FOUND for an unknown operation. */
+  private lookUpKey(s: Statements, operationId: string): OperationKey {
+    const seq = s.operationSeq.get(operationId);
+    if (seq === undefined) throw notFound(operationId);
+    return this.keys.remember(operationId, { seq });
+  }
+
+  /**
+   * Appends after the operation's last message. The remembered last seq saves a
+   * look-up per commit; when another connection appended meanwhile, the insert
+   * hits the primary key and is retried once after MAX(seq).
+   */
+  private insertMessages(s: Statements, operationId: string, key: OperationKey, messages: NewMessage[], now: string): MessageRecord[] {
+    let seq = key.lastMessageSeq ?? s.lastMessageSeq.get(key.seq)!;
+    let seqTrusted = key.lastMessageSeq === undefined;
+    const records = messages.map((m) => {
+      const id = m.id ?? timeOrderedId();
+      const toolCalls = toJson(m.toolCalls);
+      const toolCallId = m.toolCallId ?? null;
+      const toolResult = toJson(m.toolResult);
       seq += 1;
-      const row: MessageRow = {
-        id,
-        operation_id: operationId,
-        seq,
-        role: m.role,
-        content: m.content,
-        tool_calls: toJson(m.toolCalls),
-        tool_call_id: m.toolCallId ?? null,
-        tool_result: toJson(m.toolResult),
-        compacted_into: null,
-        created_at: now,
-      };
       try {
-        s.insertMessage.run({
-          id,
-          operationId,
-          seq,
-          role: row.role,
-          content: row.content,
-          toolCalls: row.tool_calls,
-          toolCallId: row.tool_call_id,
-          toolResult: row.tool_result,
-          now,
-        });
+        try {
+          s.insertMessage.run(key.seq, seq, id, m.role, m.content, toolCalls, toolCallId, toolResult, now);
+        } catch (err) {
+          if (seqTrusted || !isPrimaryKeyError(err)) throw err;
+          seq = s.lastMessageSeq.get(key.seq)! + 1;
+          seqTrusted = true;
+          s.insertMessage.run(key.seq, seq, id, m.role, m.content, toolCalls, toolCallId, toolResult, now);
+        }
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${id} already exists`, { cause: err });
         throw err;
       }
       // Built from the stored JSON text, so the caller gets the same shape a later read returns.
-      return toMessageRecord(row);
+      return toMessageRecord({
+        id,
+        operation_id: operationId,
+        seq,
+        role: m.role,
+        content: m.content,
+        tool_calls: toolCalls,
+        tool_call_id: toolCallId,
+        tool_result: toolResult,
+        compacted_into: null,
+        created_at: now,
+      });
     });
+    key.lastMessageSeq = seq;
+    return records;
   }
 
   private dynamic(sql: string): Database.Statement {

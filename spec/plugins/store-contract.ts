@@ -243,6 +243,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.deepEqual(await store.listSteps('op-1'), []);
       });
 
+      it('continues seq without a gap after a commit that failed', async () => {
+        await rejectsWithCode(
+          store.commitStep('op-1', { state: state(), messages: [{ role: 'assistant', content: 'x' }, { id: 'm-1', role: 'user', content: 'dup' }] }),
+          'STORE_CONFLICT',
+        );
+        const [next] = await store.commitStep('op-1', { state: state(), messages: [{ role: 'assistant', content: 'y' }] });
+        assert.equal(next!.seq, 2);
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => [m.seq, m.content]), [[1, 'read a.txt'], [2, 'y']]);
+      });
+
       it('changes nothing when a compacted message does not belong to the operation', async () => {
         await store.createOperation(newOperation('op-2'), [{ id: 'm-other', role: 'user', content: 'x' }], []);
         const opBefore = await store.getOperation('op-1');

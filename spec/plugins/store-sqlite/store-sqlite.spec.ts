@@ -80,7 +80,7 @@ describe('store-sqlite', () => {
   });
 
   describe('store-sqlite migrations', () => {
-    const ALL_TABLES = ['decision_policies', 'decisions', 'hook_registrations', 'messages', 'operations', 'steps', 'users'];
+    const ALL_TABLES = ['decision_policies', 'decisions', 'hook_registrations', 'messages', 'operation_definitions', 'operations', 'steps', 'users'];
 
     it('creates a missing file and its folders at the latest schema version', async () => {
       const file = freshPath();
@@ -204,6 +204,150 @@ describe('store-sqlite', () => {
       const file = freshPath();
       await rejectsWithCode(new SqliteStore({ path: file }).getOperation('op-1'), 'KERNEL_NOT_STARTED');
       assert.equal(existsSync(file), false);
+    });
+  });
+
+  describe('store-sqlite migration from schema version 1', () => {
+    const usage = { promptTokens: 3, completionTokens: 4, totalTokens: 7, cost: 0.25 };
+
+    /** A version 1 database with rows in every table, written with the version 1 SQL only. */
+    function versionOneDatabase(): string {
+      const file = freshPath();
+      mkdirSync(path.dirname(file), { recursive: true });
+      const db = new Database(file);
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('foreign_keys = ON');
+        applyMigrations(db, 0, undefined, [MIGRATIONS[0]!]);
+        const op = db.prepare(
+          `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, agent, context, state, error, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+        op.run('op-a', 'agent-a', null, 'u-1', 'error', 'error', JSON.stringify({ id: 'agent-a', big: 'x'.repeat(3000) }),
+          JSON.stringify({ topicId: 't1' }), JSON.stringify(state(2)), JSON.stringify({ message: 'boom', code: 'MODEL_FAILED' }),
+          '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:05.000Z');
+        op.run('op-b', 'agent-b', 'op-a', null, 'running', null, JSON.stringify({ id: 'agent-b' }), '{}', JSON.stringify(state()), null,
+          '2025-01-02T00:00:00.000Z', '2025-01-02T00:00:00.000Z');
+        const message = db.prepare(
+          `INSERT INTO messages (id, operation_id, seq, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+        // Inserted out of seq order and interleaved between operations, as v1 random ids allowed.
+        message.run('zz-3', 'op-a', 3, 'summary', 'short', null, null, null, null, '2025-01-01T00:00:03.000Z');
+        message.run('aa-1', 'op-a', 1, 'user', 'read a.txt', null, null, null, 'zz-3', '2025-01-01T00:00:01.000Z');
+        message.run('b-1', 'op-b', 1, 'user', 'other', null, null, null, null, '2025-01-02T00:00:01.000Z');
+        message.run('mm-2', 'op-a', 2, 'tool', 'A', null, 'call_1', JSON.stringify({ content: 'A', success: true }), 'zz-3', '2025-01-01T00:00:02.000Z');
+        message.run('aa-4', 'op-a', 4, 'assistant', '', JSON.stringify([{ id: 'call_2', identifier: 'fs', apiName: 'readFile', args: { path: 'b' } }]),
+          null, null, null, '2025-01-01T00:00:04.000Z');
+        const step = db.prepare(
+          'INSERT INTO steps (operation_id, step_index, kind, started_at, finished_at, usage, summary) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        );
+        step.run('op-a', 1, 'call_tool', 's1', 'f1', JSON.stringify(usage), JSON.stringify({ first: true }));
+        step.run('op-b', 0, 'call_llm', 's0', 'f0', JSON.stringify(usage), '{}');
+        step.run('op-a', 0, 'call_llm', 's0', 'f0', JSON.stringify(usage), '{}');
+        step.run('op-a', 1, 'call_tool', 's1b', 'f1b', JSON.stringify(usage), JSON.stringify({ second: true }));
+        db.prepare('INSERT INTO hook_registrations (operation_id, position, hook) VALUES (?, ?, ?)').run('op-a', 0, JSON.stringify({ id: 'h-1' }));
+        db.prepare('INSERT INTO users (id, email) VALUES (?, ?)').run('u-1', 'u1@example.test');
+        db.prepare(
+          `INSERT INTO decisions (id, created_at, operation_id, event, policies, decision, defaulted, latency_micros, input_digest)
+           VALUES ('d-1', '2025-01-01T00:00:02.000Z', 'op-a', 'beforeToolCall', ?, 'deny', 0, 12, 'sha256:x')`,
+        ).run(JSON.stringify([{ id: 'p-1', effect: 'deny', mode: 'enforce' }]));
+        db.prepare('INSERT INTO decision_policies (policy_id, decision_seq) VALUES (?, 1)').run('p-1');
+      } finally {
+        db.close();
+      }
+      return file;
+    }
+
+    it('moves every row of a version 1 database to the latest schema and reads it back', async () => {
+      const file = versionOneDatabase();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      try {
+        assert.equal(inspect(file).version, LATEST_SCHEMA_VERSION);
+        assert.deepEqual(await store.getOperation('op-a'), {
+          id: 'op-a',
+          agentId: 'agent-a',
+          userId: 'u-1',
+          status: 'error',
+          reason: 'error',
+          agent: { id: 'agent-a', big: 'x'.repeat(3000) },
+          context: { topicId: 't1' },
+          state: state(2),
+          error: { message: 'boom', code: 'MODEL_FAILED' },
+          createdAt: '2025-01-01T00:00:00.000Z',
+          updatedAt: '2025-01-01T00:00:05.000Z',
+        });
+        assert.deepEqual((await store.listOperations()).map((o) => [o.id, o.parentOperationId, o.agent]), [
+          ['op-b', 'op-a', { id: 'agent-b' }],
+          ['op-a', undefined, { id: 'agent-a', big: 'x'.repeat(3000) }],
+        ]);
+        assert.deepEqual((await store.listOperations({ status: 'running' })).map((o) => o.id), ['op-b']);
+        assert.deepEqual(await store.listMessages('op-a', { includeCompacted: true }), [
+          { id: 'aa-1', operationId: 'op-a', seq: 1, role: 'user', content: 'read a.txt', compactedInto: 'zz-3', createdAt: '2025-01-01T00:00:01.000Z' },
+          { id: 'mm-2', operationId: 'op-a', seq: 2, role: 'tool', content: 'A', toolCallId: 'call_1', toolResult: { content: 'A', success: true },
+            compactedInto: 'zz-3', createdAt: '2025-01-01T00:00:02.000Z' },
+          { id: 'zz-3', operationId: 'op-a', seq: 3, role: 'summary', content: 'short', createdAt: '2025-01-01T00:00:03.000Z' },
+          { id: 'aa-4', operationId: 'op-a', seq: 4, role: 'assistant', content: '',
+            toolCalls: [{ id: 'call_2', identifier: 'fs', apiName: 'readFile', args: { path: 'b' } }], createdAt: '2025-01-01T00:00:04.000Z' },
+        ]);
+        assert.deepEqual((await store.listMessages('op-a')).map((m) => m.id), ['zz-3', 'aa-4']);
+        assert.deepEqual((await store.listMessages('op-b')).map((m) => [m.id, m.seq]), [['b-1', 1]]);
+        assert.deepEqual((await store.listSteps('op-a')).map((s) => [s.stepIndex, s.startedAt, s.summary]), [
+          [0, 's0', {}],
+          [1, 's1', { first: true }],
+          [1, 's1b', { second: true }],
+        ]);
+        assert.deepEqual((await store.listSteps('op-b')).map((s) => [s.operationId, s.stepIndex, s.usage]), [['op-b', 0, usage]]);
+        assert.deepEqual(await store.loadHooks('op-a'), [{ id: 'h-1' }]);
+        assert.deepEqual(await store.getUser('u-1'), { id: 'u-1', email: 'u1@example.test' });
+        assert.deepEqual((await store.listDecisions({ policyId: 'p-1' })).map((d) => [d.id, d.operationId, d.decision]), [['d-1', 'op-a', 'deny']]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('continues the migrated operations: seq after the last message, steps after those of the same index, ids still unique', async () => {
+      const store = new SqliteStore({ path: versionOneDatabase() });
+      await store.migrate();
+      try {
+        const written = await store.commitStep('op-a', {
+          state: state(3),
+          step: { operationId: 'op-a', stepIndex: 1, kind: 'call_tool', startedAt: 's1c', finishedAt: 'f1c', usage, summary: { third: true } },
+          messages: [{ role: 'tool', content: 'B', toolCallId: 'call_2' }],
+        });
+        assert.deepEqual(written.map((m) => m.seq), [5]);
+        assert.deepEqual((await store.listSteps('op-a')).map((s) => s.startedAt), ['s0', 's1', 's1b', 's1c']);
+        await rejectsWithCode(store.commitStep('op-b', { state: state(), messages: [{ id: 'mm-2', role: 'user', content: 'dup' }] }), 'STORE_CONFLICT');
+        await store.commitStep('op-b', { state: state(), compact: { messageIds: ['b-1'], summaryId: 'x' } });
+        assert.deepEqual((await store.listMessages('op-b')).map((m) => m.id), []);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('store-sqlite with two connections to one file', () => {
+    it('continues the message seq when the other connection appended to the same operation', async () => {
+      const file = freshPath();
+      const first = new SqliteStore({ path: file });
+      const second = new SqliteStore({ path: file });
+      await first.migrate();
+      await second.migrate();
+      try {
+        await first.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [{ role: 'user', content: 'one' }], []);
+        await first.commitStep('op-1', { state: state(1), messages: [{ role: 'assistant', content: 'two' }] });
+        await second.commitStep('op-1', { state: state(2), messages: [{ role: 'user', content: 'three' }, { role: 'assistant', content: 'four' }] });
+        const written = await first.commitStep('op-1', { state: state(3), messages: [{ role: 'user', content: 'five' }] });
+        assert.deepEqual(written.map((m) => [m.seq, m.content]), [[5, 'five']]);
+        assert.deepEqual((await second.listMessages('op-1')).map((m) => [m.seq, m.content]), [
+          [1, 'one'], [2, 'two'], [3, 'three'], [4, 'four'], [5, 'five'],
+        ]);
+        assert.equal((await second.getOperation('op-1'))!.state.stepIndex, 3);
+      } finally {
+        await first.close();
+        await second.close();
+      }
     });
   });
 
