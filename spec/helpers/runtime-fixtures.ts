@@ -191,3 +191,43 @@ export async function until(predicate: () => boolean | Promise<boolean>, timeout
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** Kernels that share one SQLite data dir, one after another (a restart). */
+export interface SqliteRestart {
+  /** Kernel A: a fresh temp folder with a SQLite store; the folder outlives A's stop. */
+  first(): Promise<RuntimeFixture>;
+  /** Another kernel on the folder (and SQLite file) of the last `first()`. */
+  next(): Promise<RuntimeFixture>;
+}
+
+/**
+ * For restart specs: registers an `afterEach` in the calling `describe` that
+ * stops every kernel started through the returned object (idempotent) and
+ * removes the shared folder. Call at describe level, use inside tests.
+ */
+export function useSqliteRestart(): SqliteRestart {
+  let started: RuntimeFixture[] = [];
+  let dir: string | undefined;
+  afterEach(async () => {
+    const fixtures = started;
+    const folder = dir;
+    started = [];
+    dir = undefined;
+    for (const fx of fixtures) await fx.cleanup();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+  return {
+    async first() {
+      const fx = await startKernel({ store: 'sqlite', keepDir: true });
+      started.push(fx);
+      dir = fx.dir;
+      return fx;
+    },
+    async next() {
+      if (!dir) throw new Error('useSqliteRestart: call first() before next()');
+      const fx = await startKernel({ store: 'sqlite', dir });
+      started.push(fx);
+      return fx;
+    },
+  };
+}

@@ -3,9 +3,12 @@ import type { AddressInfo, Socket } from 'node:net';
 
 /** What the receiver does with one request. */
 export type ReceiverReply =
-  | { status?: number; body?: string; headers?: Record<string, string> }
-  /** Read the request, never answer (the client times out). */
-  | { hang: true };
+  /** Answer (default HTTP 200); a string or raw bytes body is sent as JSON unless `headers` say otherwise. */
+  | { status?: number; body?: string | Buffer; headers?: Record<string, string> }
+  /** Read the request, never answer (the client times out or aborts). */
+  | { hang: true }
+  /** Read the request, then reset the connection (the client sees a network error). */
+  | { reset: true };
 
 /** One request as the receiver saw it. */
 export interface RecordedWebhook {
@@ -18,6 +21,12 @@ export interface RecordedWebhook {
   body: any;
   /** Milliseconds since the receiver started (arrival order across receivers). */
   at: number;
+  /**
+   * Set once the client closed the connection of an unanswered (`hang`)
+   * request, e.g. because its timeout fired or it aborted. Never set by the
+   * receiver's own `close()`.
+   */
+  abandoned: boolean;
 }
 
 type Responder = ReceiverReply | ((req: RecordedWebhook) => ReceiverReply);
@@ -27,8 +36,10 @@ type Responder = ReceiverReply | ((req: RecordedWebhook) => ReceiverReply);
  *
  * Every request is recorded (in arrival order) before it is answered. Replies
  * are chosen per path (`route('/deny', json({ decision: 'deny' }))`), falling
- * back to `reply` (default HTTP 204, a notification answer). `close()` destroys
- * open sockets, so hanging requests never keep a test alive.
+ * back to `reply` (default HTTP 204, a notification answer; a fixed reply or a
+ * function of the request). A reply can also hang (never answer) or reset the
+ * connection. `close()` destroys open sockets, so hanging requests never keep
+ * a test alive.
  */
 export class RecordingReceiver {
   readonly requests: RecordedWebhook[] = [];
@@ -38,6 +49,7 @@ export class RecordingReceiver {
   private readonly sockets = new Set<Socket>();
   private readonly waiters: Array<() => void> = [];
   private readonly startedAt = performance.now();
+  private closing = false;
 
   private constructor(private readonly server: http.Server) {}
 
@@ -92,6 +104,7 @@ export class RecordingReceiver {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -108,16 +121,32 @@ export class RecordingReceiver {
         body = undefined;
       }
       const path = req.url ?? '';
-      const recorded: RecordedWebhook = { method: req.method ?? '', path, headers: req.headers, rawBody, body, at: performance.now() - this.startedAt };
+      const recorded: RecordedWebhook = { method: req.method ?? '', path, headers: req.headers, rawBody, body, at: performance.now() - this.startedAt, abandoned: false };
       this.requests.push(recorded);
       const responder = this.routes.get(path.split('?')[0]!) ?? this.reply;
       const reply = typeof responder === 'function' ? responder(recorded) : responder;
-      for (const wake of this.waiters.splice(0)) wake();
-      if ('hang' in reply) return;
+      if ('hang' in reply) {
+        res.on('close', () => {
+          if (this.closing) return;
+          recorded.abandoned = true;
+          this.wake();
+        });
+        this.wake();
+        return;
+      }
+      this.wake();
+      if ('reset' in reply) {
+        req.socket.resetAndDestroy();
+        return;
+      }
       const headers = reply.headers ?? (reply.body === undefined ? {} : { 'content-type': 'application/json' });
       res.writeHead(reply.status ?? 200, headers);
       res.end(reply.body);
     });
+  }
+
+  private wake(): void {
+    for (const wake of this.waiters.splice(0)) wake();
   }
 }
 

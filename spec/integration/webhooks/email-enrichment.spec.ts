@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { defineAgent, webhookHook, World } from './harness.js';
+import type { RecordingReceiver } from '../../helpers/webhook-receiver.js';
+import { defineAgent, useWebhookWorld, webhookHook, type World } from './harness.js';
 
 /** `userEmail` in notification payloads comes from the store's users table, looked up by the run's userId. */
 describe('integration: webhook payload email enrichment', function () {
@@ -8,15 +8,7 @@ describe('integration: webhook payload email enrichment', function () {
   let world: World;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    world = await World.create();
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
-  });
+  useWebhookWorld((s) => ({ world, receiver } = s));
 
   it('a run with userId u1 sends notifications carrying u1\'s stored email', async () => {
     const kernel = await world.boot();

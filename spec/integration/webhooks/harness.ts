@@ -9,6 +9,13 @@ import type { MessageRecord } from '../../../kernel/store.js';
 import { definePlugin } from '../../../kernel/plugin.js';
 import { ModelProviders } from '../../../kernel/tokens.js';
 import { RecordingModel } from '../../helpers/runtime-fixtures.js';
+import { RecordingReceiver } from '../../helpers/webhook-receiver.js';
+
+/** How a World is made: the kernel's env object and a config tweak applied at every boot. */
+export interface WorldOptions {
+  env?: NodeJS.ProcessEnv;
+  configure?: (config: HookgateConfig) => void;
+}
 
 /**
  * One end-to-end world: a temp folder (config cwd; `.hookgate/hookgate.db` is a
@@ -29,7 +36,7 @@ export class World {
     private readonly configure?: (config: HookgateConfig) => void,
   ) {}
 
-  static async create(options: { env?: NodeJS.ProcessEnv; configure?: (config: HookgateConfig) => void } = {}): Promise<World> {
+  static async create(options: WorldOptions = {}): Promise<World> {
     const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-webhooks-e2e-')));
     return new World(dir, options.env ?? {}, options.configure);
   }
@@ -113,4 +120,36 @@ export function control(id: string, type: 'beforeToolCall' | 'afterToolCall', ur
 /** The stored tool messages of an operation. */
 export async function toolMessages(kernel: Kernel, operationId: string): Promise<MessageRecord[]> {
   return (await kernel.listMessages(operationId)).filter((m) => m.role === 'tool');
+}
+
+/** One test's loopback receiver and world. */
+export interface WebhookScene {
+  receiver: RecordingReceiver;
+  world: World;
+}
+
+/**
+ * Registers mocha hooks in the calling `describe`: before each test a fresh
+ * `RecordingReceiver` is started and a `World` created (its options may use
+ * the receiver, e.g. its URL in the env), and `use` is called with both; after
+ * each test the world is cleaned up (its kernels stopped) and the receiver
+ * closed. Nothing is booted: call `world.boot()` in the test or a later hook.
+ */
+export function useWebhookWorld(use: (scene: WebhookScene) => void, options: WorldOptions | ((receiver: RecordingReceiver) => WorldOptions) = {}): void {
+  let scene: WebhookScene | undefined;
+  beforeEach(async () => {
+    const receiver = await RecordingReceiver.start();
+    const world = await World.create(typeof options === 'function' ? options(receiver) : options).catch(async (err: unknown) => {
+      await receiver.close();
+      throw err;
+    });
+    scene = { receiver, world };
+    use(scene);
+  });
+  afterEach(async () => {
+    const current = scene;
+    scene = undefined;
+    await current?.world.cleanup();
+    await current?.receiver.close();
+  });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
-import { allow, RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { control, defineAgent, fsCall, World } from './harness.js';
+import { allow, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
+import { control, defineAgent, fsCall, useWebhookWorld, type World } from './harness.js';
 
 /**
  * Header templates resolve at every send from the kernel's current `env`:
@@ -13,15 +13,7 @@ describe('integration: header template env rotation', function () {
   let world: World;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    world = await World.create({ env: { TOKEN: 'first-token-111' } });
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
-  });
+  useWebhookWorld((s) => ({ world, receiver } = s), { env: { TOKEN: 'first-token-111' } });
 
   it('a TOKEN changed between two tool calls reaches the receiver on the second call', async () => {
     const kernel = await world.boot();

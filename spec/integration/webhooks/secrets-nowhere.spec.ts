@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { allow, RecordingReceiver } from '../../helpers/webhook-receiver.js';
-import { control, defineAgent, fsCall, webhookHook, World } from './harness.js';
+import { allow, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
+import { control, defineAgent, fsCall, useWebhookWorld, webhookHook, type World } from './harness.js';
 
 const HEADER_SECRET = 's3cr3t-VALUE-123456';
 const ENV_TOKEN = 'envT0ken-SECRET-987654';
@@ -42,24 +42,19 @@ describe('integration: webhook secrets appear nowhere but on the wire', function
   let world: World;
   let receiver: RecordingReceiver;
 
-  beforeEach(async () => {
-    receiver = await RecordingReceiver.start();
-    world = await World.create({
+  useWebhookWorld(
+    (s) => ({ world, receiver } = s),
+    (r) => ({
       env: {
         API_KEY: HEADER_SECRET,
-        AGENT_HOOK_WEBHOOK_URL: receiver.url('/env'),
+        AGENT_HOOK_WEBHOOK_URL: r.url('/env'),
         AGENT_HOOK_WEBHOOK_TOKEN: ENV_TOKEN,
         AGENT_HOOK_WEBHOOK_EVENTS: 'beforeToolCall,afterToolCall,afterStep,onComplete',
         AGENT_HOOK_WEBHOOK_RESPONSE_HANDLING: 'toolCall',
       },
       configure: (config) => void (config.webhooks.qstash.tokenEnv = 'HOOKGATE_E2E_UNSET_QSTASH_TOKEN'),
-    });
-  });
-
-  afterEach(async () => {
-    await world.cleanup();
-    await receiver.close();
-  });
+    }),
+  );
 
   it('after a run with approvals, failures and fallbacks, only the receivers ever saw the secrets', async () => {
     receiver.route('/gate', allow()).route('/env', allow()).route('/failing', { status: 500, body: `echo ${HEADER_SECRET}` });

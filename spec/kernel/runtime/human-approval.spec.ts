@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { AgentHook } from '../../../kernel/hooks/hook-types.js';
-import { recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { recordHooks, scripted, startKernel, toolTurn, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 const WRITE = toolTurn('fs', 'writeFile', { path: 'note.txt', content: 'approved content' }, 'call-w');
 
@@ -160,23 +159,17 @@ describe('runtime: human approval', () => {
   });
 
   describe('after a restart (SQLite)', () => {
+    const restart = useSqliteRestart();
     let a: RuntimeFixture | undefined;
     let b: RuntimeFixture | undefined;
 
-    afterEach(async () => {
-      await a?.cleanup();
-      await b?.cleanup();
-      if (a) await rm(a.dir, { recursive: true, force: true });
-      a = b = undefined;
-    });
-
     async function parkInA(hooks: AgentHook[] = []) {
-      a = await startKernel({ store: 'sqlite', keepDir: true });
+      a = await restart.first();
       a.kernel.agents.define(careful());
       const handle = await a.kernel.execAgent({ agentId: 'careful', prompt: 'write', hooks });
       assert.equal((await handle.settled()).status, 'waiting_approval');
       await a.kernel.stop();
-      b = await startKernel({ store: 'sqlite', dir: a.dir });
+      b = await restart.next();
       return handle.operationId;
     }
 

@@ -1,50 +1,50 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
-import { recordHooks, scripted, startKernel, toolTurn, until, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import type { HookType } from '../../../kernel/hooks/hook-types.js';
+import { recordHooks, scripted, toolTurn, until, useSqliteRestart } from '../../helpers/runtime-fixtures.js';
+
+/** Ten minutes: a kernel that waited for such a turn would hit mocha's timeout. */
+const NEVER_MS = 600_000;
+
+/** An agent whose first model turn answers (a tool call) after `delayMs`, then finishes. */
+function slowWorker(delayMs: number) {
+  return {
+    id: 'slow-worker',
+    tools: ['test/*'],
+    model: scripted([{ ...toolTurn('test', 'echo', { n: 1 }, 'c1'), delayMs }, { text: 'finished' }]),
+  };
+}
 
 /** Stopping a kernel leaves operations as they are; another kernel on the same store continues them. */
 describe('runtime: kernel stop and resume (SQLite)', () => {
-  let a: RuntimeFixture | undefined;
-  let b: RuntimeFixture | undefined;
+  const restart = useSqliteRestart();
 
-  afterEach(async () => {
-    await a?.cleanup();
-    await b?.cleanup();
-    if (a) await rm(a.dir, { recursive: true, force: true });
-    a = b = undefined;
-  });
-
-  const agent = {
-    id: 'slow-worker',
-    tools: ['test/*'],
-    model: scripted([{ ...toolTurn('test', 'echo', { n: 1 }, 'c1'), delayMs: 1500 }, { text: 'finished' }]),
-  };
-
-  it('kernel.stop during a model turn leaves the operation running (not interrupted) and fires no onComplete', async () => {
-    a = await startKernel({ store: 'sqlite', keepDir: true });
-    a.kernel.agents.define(agent);
-    const rec = recordHooks(['beforeStep', 'onComplete', 'onError']);
+  /** Kernel A runs the slow worker until its first model turn has begun. */
+  async function startFirstTurn(delayMs: number, types: HookType[] = ['beforeStep']) {
+    const a = await restart.first();
+    a.kernel.agents.define(slowWorker(delayMs));
+    const rec = recordHooks(types);
     const handle = await a.kernel.execAgent({ agentId: 'slow-worker', prompt: 'go', hooks: rec.hooks });
     await until(() => rec.of('beforeStep').length === 1);
-    const started = Date.now();
+    return { a, rec, handle };
+  }
+
+  it('kernel.stop during a model turn leaves the operation running (not interrupted) and fires no onComplete', async () => {
+    const { a, rec, handle } = await startFirstTurn(NEVER_MS, ['beforeStep', 'onComplete', 'onError']);
+    // Returns only because stop does not wait for the slow turn.
     await a.kernel.stop();
-    assert.ok(Date.now() - started < 1000, 'stop does not wait for the slow turn');
+    assert.equal(a.tools.calls.length, 0, 'the slow turn never produced its tool call');
     assert.deepEqual(rec.sequence(), ['beforeStep']);
-    b = await startKernel({ store: 'sqlite', dir: a.dir });
+    const b = await restart.next();
     const stored = await b.kernel.getOperation(handle.operationId);
     assert.equal(stored?.status, 'running');
     assert.equal(stored?.reason, undefined);
   });
 
   it('a new kernel resumes an operation a stopped kernel left running, from its persisted state', async () => {
-    a = await startKernel({ store: 'sqlite', keepDir: true });
-    a.kernel.agents.define(agent);
-    const rec = recordHooks(['beforeStep']);
-    const handle = await a.kernel.execAgent({ agentId: 'slow-worker', prompt: 'go', hooks: rec.hooks });
-    await until(() => rec.of('beforeStep').length === 1);
+    const { a, handle } = await startFirstTurn(1500);
     await a.kernel.stop();
 
-    b = await startKernel({ store: 'sqlite', dir: a.dir });
+    const b = await restart.next();
     // The stored agent definition replays the same script from the persisted turn index.
     const final = await (await b.kernel.resume(handle.operationId)).completed();
     assert.equal(final.status, 'done');
@@ -55,14 +55,10 @@ describe('runtime: kernel stop and resume (SQLite)', () => {
   });
 
   it('a new kernel can abort an operation a stopped kernel left running', async () => {
-    a = await startKernel({ store: 'sqlite', keepDir: true });
-    a.kernel.agents.define(agent);
-    const rec = recordHooks(['beforeStep']);
-    const handle = await a.kernel.execAgent({ agentId: 'slow-worker', prompt: 'go', hooks: rec.hooks });
-    await until(() => rec.of('beforeStep').length === 1);
+    const { a, handle } = await startFirstTurn(NEVER_MS);
     await a.kernel.stop();
 
-    b = await startKernel({ store: 'sqlite', dir: a.dir });
+    const b = await restart.next();
     await b.kernel.abort(handle.operationId);
     const stored = await b.kernel.getOperation(handle.operationId);
     assert.equal(stored?.status, 'interrupted');
@@ -71,11 +67,7 @@ describe('runtime: kernel stop and resume (SQLite)', () => {
   });
 
   it('waiters of a stopped kernel are released with KERNEL_STOPPED instead of hanging', async () => {
-    a = await startKernel({ store: 'sqlite', keepDir: true });
-    a.kernel.agents.define(agent);
-    const rec = recordHooks(['beforeStep']);
-    const handle = await a.kernel.execAgent({ agentId: 'slow-worker', prompt: 'go', hooks: rec.hooks });
-    await until(() => rec.of('beforeStep').length === 1);
+    const { a, handle } = await startFirstTurn(NEVER_MS);
     const waiting = handle.completed();
     await a.kernel.stop();
     await assert.rejects(waiting, { code: 'KERNEL_STOPPED' });

@@ -44,14 +44,13 @@ describe('runtime: terminal reasons', () => {
   });
 
   it('interrupted: kernel.abort during a slow model turn ends the run promptly, without onError', async () => {
-    fx.kernel.agents.define({ id: 'slow', model: scripted([{ text: 'too late', delayMs: 10_000 }]) });
+    // Ten minutes: waiting for the turn would hit mocha's timeout; only a cancelled turn lets the run end.
+    fx.kernel.agents.define({ id: 'slow', model: scripted([{ text: 'too late', delayMs: 600_000 }]) });
     const rec = recordHooks(['beforeStep', 'afterStep', 'onComplete', 'onError']);
     const handle = await fx.kernel.execAgent({ agentId: 'slow', prompt: 'hi', hooks: rec.hooks });
     await until(() => rec.of('beforeStep').length === 1);
-    const started = Date.now();
     await fx.kernel.abort(handle.operationId);
     const final = await handle.completed();
-    assert.ok(Date.now() - started < 2000, 'the slow turn was cancelled');
     assert.equal(final.status, 'interrupted');
     assert.equal(final.reason, 'interrupted');
     assert.equal(final.state.lastText, undefined);

@@ -6,7 +6,8 @@ import { WebhookSender } from '../../../kernel/hooks/webhook/webhook-sender.js';
 import { FetchWebhookTransport } from '../../../plugins/transport-fetch/fetch-transport.js';
 import transportQstash, { QStashWebhookTransport } from '../../../plugins/transport-qstash/index.js';
 import { onCompleteEvent } from '../../kernel/hooks/webhook/fixtures.js';
-import { captureLogger, WebhookReceiver } from '../../kernel/hooks/webhook/webhook-receiver.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
+import { RecordingReceiver } from '../../helpers/webhook-receiver.js';
 import { FakeQStashServer } from './fake-qstash-server.js';
 
 const QSTASH_TOKEN = 'qstash-token-9c1e55aa';
@@ -14,13 +15,13 @@ const HOOK_SECRET = 'hook-secret-77e0c3';
 
 describe('transport-qstash', () => {
   let qstash: FakeQStashServer;
-  let destination: WebhookReceiver;
+  let destination: RecordingReceiver;
   let env: Record<string, string | undefined>;
   let log: ReturnType<typeof captureLogger>;
 
   beforeEach(async () => {
     qstash = await FakeQStashServer.start(QSTASH_TOKEN);
-    destination = await WebhookReceiver.start();
+    destination = await RecordingReceiver.start();
     env = { QSTASH_TOKEN, HOOK_TOKEN: HOOK_SECRET };
     log = captureLogger();
   });
@@ -94,7 +95,7 @@ describe('transport-qstash', () => {
     await qstash.delivered();
     const [got] = destination.requests;
     assert.equal(got.method, 'POST');
-    assert.equal(got.url, '/hook');
+    assert.equal(got.path, '/hook');
     assert.equal(got.headers.authorization, `Bearer ${HOOK_SECRET}`);
     assert.equal(got.headers['x-team'], 'sec');
     assert.equal(got.headers['content-type'], 'application/json');

@@ -5,7 +5,8 @@ import { WebhookSender } from '../../../../kernel/hooks/webhook/webhook-sender.j
 import { generateSigningSecret, signWebhook, verifyWebhookSignature } from '../../../../kernel/hooks/webhook/signing.js';
 import { FetchWebhookTransport } from '../../../../plugins/transport-fetch/fetch-transport.js';
 import { onCompleteEvent } from './fixtures.js';
-import { captureLogger, WebhookReceiver } from './webhook-receiver.js';
+import { captureLogger } from '../../../helpers/capture-logger.js';
+import { RecordingReceiver } from '../../../helpers/webhook-receiver.js';
 
 // The example secret and signature from the Standard Webhooks specification's test vectors.
 const SPEC_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -15,8 +16,8 @@ const SPEC_BODY = '{"test": 2432232314}';
 const SPEC_SIGNATURE = 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=';
 
 describe('Standard Webhooks signing', () => {
-  let receiver: WebhookReceiver;
-  beforeEach(async () => (receiver = await WebhookReceiver.start()));
+  let receiver: RecordingReceiver;
+  beforeEach(async () => (receiver = await RecordingReceiver.start()));
   afterEach(async () => receiver.close());
 
   it('matches the specification test vector', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { SerializedHook } from '../../../../kernel/hooks/hook-types.js';
 import { createWebhookPayloadBuilder } from '../../../../kernel/hooks/webhook/webhook-payload.js';
 import { afterToolCallEvent, beforeToolCallEvent, CountingDirectory, onCompleteEvent } from './fixtures.js';
-import { captureLogger } from './webhook-receiver.js';
+import { captureLogger } from '../../../helpers/capture-logger.js';
 
 function hook(webhook: Partial<SerializedHook['webhook']> = {}, type: SerializedHook['type'] = 'onComplete'): SerializedHook {
   return { id: 'audit', type, webhook: { url: '/h', ...webhook } };
