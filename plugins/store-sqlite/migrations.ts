@@ -165,6 +165,39 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       ALTER TABLE steps_v2 RENAME TO steps;
     `,
   },
+  {
+    version: 3,
+    description: 'operation state versioned and written with the step row on a step-only commit; steps appended by rowid',
+    // A step commit that changes only the state stores that state in its new step row instead of rewriting the
+    // operations row: one page (one WAL frame) less per step. Every state write gets the next state version of its
+    // operation; a reader takes the state of the operation's newest step when that step's version is above the
+    // operations row's, else the row's. Steps become a rowid table keyed by operation_seq * 2^24 + commit number:
+    // the newest step of an operation is the last key of its range (one seek), and an append at the right edge
+    // takes SQLite's quick balance instead of the three-leaf rebalance a WITHOUT ROWID insert costs (the rows are
+    // larger now that they carry the state). Existing operations keep version 0 and their steps no state.
+    sql: `
+      ALTER TABLE operations ADD COLUMN state_version INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE steps_v3 (
+        key INTEGER PRIMARY KEY,
+        operation_seq INTEGER NOT NULL REFERENCES operations (seq) ON DELETE CASCADE,
+        step_index INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        usage TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        state TEXT,
+        state_version INTEGER,
+        state_updated_at TEXT
+      );
+      INSERT INTO steps_v3 (key, operation_seq, step_index, kind, started_at, finished_at, usage, summary)
+        SELECT operation_seq * 16777216 + ROW_NUMBER() OVER (PARTITION BY operation_seq ORDER BY step_index, seq),
+          operation_seq, step_index, kind, started_at, finished_at, usage, summary
+        FROM steps ORDER BY operation_seq, step_index, seq;
+      DROP TABLE steps;
+      ALTER TABLE steps_v3 RENAME TO steps;
+    `,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -38,10 +38,21 @@ export interface SqliteStoreOptions {
   logger?: Logger;
 }
 
-/** An operation row joined with its write-once definition (agent, context). */
+/** Step keys of operation `seq` are seq * 2^24 + 1, + 2... in commit order (see migration 3). */
+const STEP_KEYS_PER_OPERATION = 16_777_216;
+/** The key of operation `o`'s newest step (one seek to the end of its key range), or NULL. */
+const NEWEST_STEP_KEY = `(SELECT key FROM steps WHERE key > o.seq * ${STEP_KEYS_PER_OPERATION} AND key < (o.seq + 1) * ${STEP_KEYS_PER_OPERATION}
+  ORDER BY key DESC LIMIT 1)`;
+/**
+ * An operation row joined with its write-once definition (agent, context) and its current state: the state of
+ * its last step when that step carries a newer state version than the row (a step-only commit wrote it), else the
+ * row's. updatedAt is the later of the row's and that step's commit time.
+ */
 const OPERATION_COLUMNS =
-  'o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, d.agent, d.context, o.state, o.error, o.created_at, o.updated_at';
-const OPERATION_FROM = 'operations o JOIN operation_definitions d ON d.operation_seq = o.seq';
+  `o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, d.agent, d.context, COALESCE(ls.state, o.state) AS state,
+   o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.state_updated_at) END AS updated_at`;
+const OPERATION_FROM = `operations o JOIN operation_definitions d ON d.operation_seq = o.seq
+  LEFT JOIN steps ls ON ls.key = ${NEWEST_STEP_KEY} AND ls.state_version > o.state_version`;
 /** A message row with its operation's id (messages are keyed by the operation's integer seq). */
 const MESSAGE_COLUMNS =
   'm.id, o.id AS operation_id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_result, m.compacted_into, m.created_at';
@@ -63,12 +74,18 @@ function prepareStatements(db: Database.Database) {
     operationExists: db.prepare<[string], number>('SELECT 1 FROM operations WHERE id = ?').pluck(),
     operationSeq: db.prepare<[string], number>('SELECT seq FROM operations WHERE id = ?').pluck(),
     updateOperation: db.prepare(
-      `UPDATE operations SET state = @state, status = COALESCE(@status, status), reason = COALESCE(@reason, reason),
-       error = COALESCE(@error, error), updated_at = @now WHERE id = @id`,
+      `UPDATE operations SET state = @state, state_version = @version, status = COALESCE(@status, status),
+       reason = COALESCE(@reason, reason), error = COALESCE(@error, error), updated_at = @now WHERE seq = @seq`,
     ),
-    // The common per-step case, by rowid (the id check guards against a reused seq). It leaves status alone, so
-    // SQLite does not rewrite the operations_by_status entry.
-    updateOperationState: db.prepare<[string, string, number, string]>('UPDATE operations SET state = ?, updated_at = ? WHERE seq = ? AND id = ?'),
+    // A state-only change without a step (or with one that cannot carry it). It leaves status alone, so SQLite does
+    // not rewrite the operations_by_status entry.
+    updateOperationState: db.prepare<[string, number, string, number]>('UPDATE operations SET state = ?, state_version = ?, updated_at = ? WHERE seq = ?'),
+    // What a state write needs to know, by rowid (the id check guards against a reused seq): the state version of
+    // the row, and the key and state version of the newest step.
+    stateProbe: db.prepare<[number, string], [number, number | null, number | null]>(
+      `SELECT o.state_version, ls.key, ls.state_version FROM operations o LEFT JOIN steps ls ON ls.key = ${NEWEST_STEP_KEY}
+       WHERE o.seq = ? AND o.id = ?`,
+    ).raw(),
     lastMessageSeq: db.prepare<[number], number>('SELECT COALESCE(MAX(seq), 0) FROM messages WHERE operation_seq = ?').pluck(),
     insertMessage: db.prepare(
       `INSERT INTO messages (operation_seq, seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
@@ -79,14 +96,16 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? AND m.compacted_into IS NULL ORDER BY m.seq`,
     ),
     listAllMessages: db.prepare<[string], MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? ORDER BY m.seq`),
-    // seq: after the steps of the same index already stored (one primary-key seek).
+    // key: after the operation's newest step (from the state probe). state, state_version, state_updated_at: all
+    // three or none (NULL).
     insertStep: db.prepare(
-      `INSERT INTO steps (operation_seq, step_index, seq, kind, started_at, finished_at, usage, summary) VALUES
-       (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE operation_seq = ? AND step_index = ?), ?, ?, ?, ?, ?)`,
+      `INSERT INTO steps (key, operation_seq, step_index, kind, started_at, finished_at, usage, summary, state, state_version, state_updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     listSteps: db.prepare<[string], StepRow>(
       `SELECT o.id AS operation_id, s.step_index, s.kind, s.started_at, s.finished_at, s.usage, s.summary
-       FROM operations o JOIN steps s ON s.operation_seq = o.seq WHERE o.id = ? ORDER BY s.step_index, s.seq`,
+       FROM operations o JOIN steps s ON s.key > o.seq * ${STEP_KEYS_PER_OPERATION} AND s.key < (o.seq + 1) * ${STEP_KEYS_PER_OPERATION}
+       WHERE o.id = ? ORDER BY s.step_index, s.key`,
     ),
     deleteHooks: db.prepare('DELETE FROM hook_registrations WHERE operation_id = ?'),
     insertHook: db.prepare('INSERT INTO hook_registrations (operation_id, position, hook) VALUES (?, ?, ?)'),
@@ -179,28 +198,32 @@ export class SqliteStore implements Store {
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
       const state = JSON.stringify(commit.state);
-      let key: OperationKey;
-      if (commit.status === undefined && commit.reason === undefined && commit.error === undefined) {
-        key = this.keys.get(operationId) ?? this.lookUpKey(s, operationId);
-        if (s.updateOperationState.run(state, now, key.seq, operationId).changes === 0) {
-          // A remembered seq that no longer names this operation: look it up once more.
-          key = this.lookUpKey(s, operationId);
-          s.updateOperationState.run(state, now, key.seq, operationId);
-        }
-      } else {
-        const update = { id: operationId, state, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now };
-        if (s.updateOperation.run(update).changes === 0) throw notFound(operationId);
-        key = this.lookUpKey(s, operationId); // status changes are rare: no remembered seq to double-check
+      let key = this.keys.get(operationId);
+      let probe = key && s.stateProbe.get(key.seq, operationId);
+      if (!probe) {
+        // Not remembered, or a remembered seq that no longer names this operation: look it up.
+        key = this.lookUpKey(s, operationId);
+        probe = s.stateProbe.get(key.seq, operationId)!;
       }
+      const [rowVersion, newestStepKey, newestStepVersion] = probe;
+      // Versions are read inside this write transaction, so they stay right when other connections write too.
+      const version = Math.max(rowVersion, newestStepVersion ?? 0) + 1;
+      const stateOnly = commit.status === undefined && commit.reason === undefined && commit.error === undefined;
       const step = commit.step;
-      if (step) {
-        const { stepIndex } = step;
-        s.insertStep.run(key.seq, stepIndex, key.seq, stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage), JSON.stringify(step.summary ?? {}));
+      const stateInStep = step !== undefined && stateOnly;
+      if (!stateInStep) {
+        if (stateOnly) s.updateOperationState.run(state, version, now, key!.seq);
+        else s.updateOperation.run({ seq: key!.seq, state, version, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now });
       }
-      const records = commit.messages?.length ? this.insertMessages(s, operationId, key, commit.messages, now) : [];
+      if (step) {
+        const stepKey = (newestStepKey ?? key!.seq * STEP_KEYS_PER_OPERATION) + 1;
+        s.insertStep.run(stepKey, key!.seq, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
+          JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null, stateInStep ? now : null);
+      }
+      const records = commit.messages?.length ? this.insertMessages(s, operationId, key!, commit.messages, now) : [];
       if (commit.compact) {
         for (const messageId of commit.compact.messageIds) {
-          if (s.compactMessage.run(commit.compact.summaryId, messageId, key.seq).changes === 0) {
+          if (s.compactMessage.run(commit.compact.summaryId, messageId, key!.seq).changes === 0) {
             throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
           }
         }
@@ -298,9 +321,11 @@ export class SqliteStore implements Store {
    * compaction marks. Any failure rolls everything back: STORE_NOT_FOUND for
    * an unknown operation or compacted message, STORE_CONFLICT for a message id
    * that exists. Resolves to the inserted messages. The operation's seq and
-   * last message seq are remembered between commits, so the usual commit is
-   * one UPDATE and its INSERTs; a remembered value another connection made
-   * stale is corrected inside the same transaction.
+   * last message seq are remembered between commits; a remembered value another
+   * connection made stale is corrected inside the same transaction. A commit
+   * with a step and no status, reason or error stores the state (with the next
+   * state version, read in the transaction) in the step row and leaves the
+   * operations row alone, so the usual commit is one read and its INSERTs.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
     return this.guard(() => {
@@ -336,12 +361,15 @@ export class SqliteStore implements Store {
     return this.guard((s) => {
       const db = this.db!;
       this.publishTx ??= db.transaction((opId: string, callId: string, res: ToolResult, c: Pick<StepCommit, 'state' | 'status'>) => {
-        if (s.operationExists.get(opId) === undefined) throw new HookgateError('STORE_NOT_FOUND', `Operation ${opId} does not exist`);
+        const seq = s.operationSeq.get(opId);
+        if (seq === undefined) throw new HookgateError('STORE_NOT_FOUND', `Operation ${opId} does not exist`);
         this.fillPlaceholder ??= db.prepare(
-          "UPDATE messages SET content = ?, tool_result = ? WHERE operation_seq = (SELECT seq FROM operations WHERE id = ?) AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL",
+          "UPDATE messages SET content = ?, tool_result = ? WHERE operation_seq = ? AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL",
         );
-        if (this.fillPlaceholder.run(res.content, JSON.stringify(res), opId, callId).changes === 0) return false;
-        s.updateOperation.run({ id: opId, state: JSON.stringify(c.state), status: c.status ?? null, reason: null, error: null, now: new Date().toISOString() });
+        if (this.fillPlaceholder.run(res.content, JSON.stringify(res), seq, callId).changes === 0) return false;
+        const [rowVersion, , lastStepVersion] = s.stateProbe.get(seq, opId)!;
+        const version = Math.max(rowVersion, lastStepVersion ?? 0) + 1;
+        s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: new Date().toISOString() });
         return true;
       });
       return this.publishTx.immediate(operationId, toolCallId, result, commit);

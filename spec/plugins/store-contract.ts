@@ -189,6 +189,34 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.equal(op.state.stepIndex, 1);
       });
 
+      it('reads back the newest state across step-only and status commits', async () => {
+        const step = (stepIndex: number) => ({ operationId: 'op-1', stepIndex, kind: 'call_llm' as const, startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} });
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }), step: step(0) });
+        assert.equal((await store.getOperation('op-1'))!.state.stepIndex, 1);
+        await store.commitStep('op-1', { state: state({ stepIndex: 2 }), status: 'waiting_approval' });
+        let op = (await store.getOperation('op-1'))!;
+        assert.deepEqual([op.state.stepIndex, op.status], [2, 'waiting_approval']);
+        await store.commitStep('op-1', { state: state({ stepIndex: 3 }), step: step(1) });
+        op = (await store.getOperation('op-1'))!;
+        assert.deepEqual([op.state.stepIndex, op.status], [3, 'waiting_approval']);
+        // A step of a lower index still carries the newest state.
+        await store.commitStep('op-1', { state: state({ stepIndex: 4 }), step: step(0) });
+        assert.equal((await store.getOperation('op-1'))!.state.stepIndex, 4);
+        await store.commitStep('op-1', { state: state({ stepIndex: 5 }) });
+        assert.equal((await store.getOperation('op-1'))!.state.stepIndex, 5);
+      });
+
+      it('lists operations with their newest state', async () => {
+        await store.createOperation(newOperation('op-2'), [], []);
+        const step = { operationId: 'op-1', stepIndex: 0, kind: 'call_llm' as const, startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} };
+        await store.commitStep('op-1', { state: state({ stepIndex: 7 }), step });
+        await store.commitStep('op-2', { state: state({ stepIndex: 1 }), status: 'done', reason: 'done' });
+        const listed = await store.listOperations();
+        assert.deepEqual(listed.map((o) => [o.id, o.state.stepIndex]), [['op-2', 1], ['op-1', 7]]);
+        assert.deepEqual((await store.listOperations({ status: 'running' })).map((o) => [o.id, o.state.stepIndex]), [['op-1', 7]]);
+        assert.deepEqual(listed[1], await store.getOperation('op-1'));
+      });
+
       it('appends messages with generated ids and increasing seq, and returns them as stored', async () => {
         const inserted = await store.commitStep('op-1', {
           state: state(),

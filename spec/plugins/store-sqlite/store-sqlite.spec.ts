@@ -327,6 +327,94 @@ describe('store-sqlite', () => {
     });
   });
 
+  describe('store-sqlite migration from schema version 2', () => {
+    const usage = { promptTokens: 3, completionTokens: 4, totalTokens: 7, cost: 0.25 };
+
+    /** A version 2 database with operations, messages and steps, written with the version 1 and 2 SQL only. */
+    function versionTwoDatabase(): string {
+      const file = freshPath();
+      mkdirSync(path.dirname(file), { recursive: true });
+      const db = new Database(file);
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('foreign_keys = ON');
+        applyMigrations(db, 0, undefined, MIGRATIONS.slice(0, 2));
+        const op = db.prepare(
+          `INSERT INTO operations (seq, id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+        op.run(1, 'op-a', 'agent-a', null, 'u-1', 'waiting_approval', null, JSON.stringify(state(2)), null, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:05.000Z');
+        op.run(2, 'op-b', 'agent-b', 'op-a', null, 'running', null, JSON.stringify(state(1)), null, '2025-01-02T00:00:00.000Z', '2025-01-02T00:00:01.000Z');
+        const definition = db.prepare('INSERT INTO operation_definitions (operation_seq, agent, context) VALUES (?, ?, ?)');
+        definition.run(1, JSON.stringify({ id: 'agent-a' }), JSON.stringify({ topicId: 't1' }));
+        definition.run(2, JSON.stringify({ id: 'agent-b' }), '{}');
+        db.prepare(
+          `INSERT INTO messages (operation_seq, seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
+           VALUES (1, 1, 'm-1', 'user', 'hi', NULL, NULL, NULL, NULL, '2025-01-01T00:00:01.000Z')`,
+        ).run();
+        const step = db.prepare(
+          'INSERT INTO steps (operation_seq, step_index, seq, kind, started_at, finished_at, usage, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        );
+        step.run(1, 1, 2, 'call_tool', 's1b', 'f1b', JSON.stringify(usage), JSON.stringify({ second: true }));
+        step.run(2, 0, 1, 'call_llm', 'b0', 'bf0', JSON.stringify(usage), '{}');
+        step.run(1, 0, 1, 'call_llm', 's0', 'f0', JSON.stringify(usage), '{}');
+        step.run(1, 1, 1, 'call_tool', 's1', 'f1', JSON.stringify(usage), JSON.stringify({ first: true }));
+      } finally {
+        db.close();
+      }
+      return file;
+    }
+
+    it('keeps every operation, message and step of a version 2 database and reads them back', async () => {
+      const file = versionTwoDatabase();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      try {
+        assert.equal(inspect(file).version, LATEST_SCHEMA_VERSION);
+        assert.deepEqual(await store.getOperation('op-a'), {
+          id: 'op-a',
+          agentId: 'agent-a',
+          userId: 'u-1',
+          status: 'waiting_approval',
+          agent: { id: 'agent-a' },
+          context: { topicId: 't1' },
+          state: state(2),
+          createdAt: '2025-01-01T00:00:00.000Z',
+          updatedAt: '2025-01-01T00:00:05.000Z',
+        });
+        assert.deepEqual((await store.listOperations()).map((o) => [o.id, o.state.stepIndex, o.updatedAt]), [
+          ['op-b', 1, '2025-01-02T00:00:01.000Z'],
+          ['op-a', 2, '2025-01-01T00:00:05.000Z'],
+        ]);
+        assert.deepEqual((await store.listSteps('op-a')).map((s) => [s.stepIndex, s.startedAt, s.summary]), [
+          [0, 's0', {}],
+          [1, 's1', { first: true }],
+          [1, 's1b', { second: true }],
+        ]);
+        assert.deepEqual((await store.listSteps('op-b')).map((s) => [s.operationId, s.stepIndex, s.finishedAt, s.usage]), [['op-b', 0, 'bf0', usage]]);
+        assert.deepEqual((await store.listMessages('op-a')).map((m) => [m.id, m.seq]), [['m-1', 1]]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('continues a migrated operation: a step-only commit reads back as its state, steps after the migrated ones', async () => {
+      const store = new SqliteStore({ path: versionTwoDatabase() });
+      await store.migrate();
+      try {
+        const step = { operationId: 'op-a', stepIndex: 1, kind: 'call_tool' as const, startedAt: 's1c', finishedAt: 'f1c', usage, summary: {} };
+        await store.commitStep('op-a', { state: state(3), step });
+        const op = (await store.getOperation('op-a'))!;
+        assert.deepEqual([op.state, op.status], [state(3), 'waiting_approval']);
+        assert.ok(op.updatedAt > '2025-01-01T00:00:05.000Z');
+        assert.deepEqual((await store.listSteps('op-a')).map((s) => s.startedAt), ['s0', 's1', 's1b', 's1c']);
+        assert.equal((await store.getOperation('op-b'))!.state.stepIndex, 1);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describe('store-sqlite with two connections to one file', () => {
     it('continues the message seq when the other connection appended to the same operation', async () => {
       const file = freshPath();
@@ -344,6 +432,30 @@ describe('store-sqlite', () => {
           [1, 'one'], [2, 'two'], [3, 'three'], [4, 'four'], [5, 'five'],
         ]);
         assert.equal((await second.getOperation('op-1'))!.state.stepIndex, 3);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
+    it('reads back the newest state when both connections wrote it with steps and status changes', async () => {
+      const file = freshPath();
+      const first = new SqliteStore({ path: file });
+      const second = new SqliteStore({ path: file });
+      await first.migrate();
+      await second.migrate();
+      const step = (stepIndex: number) => ({ operationId: 'op-1', stepIndex, kind: 'call_llm' as const, startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} });
+      try {
+        await first.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [], []);
+        await first.commitStep('op-1', { state: state(1), step: step(0) });
+        await second.commitStep('op-1', { state: state(2), step: step(1) });
+        await second.commitStep('op-1', { state: state(3), status: 'waiting_approval' });
+        await second.commitStep('op-1', { state: state(4), step: step(2) });
+        await first.commitStep('op-1', { state: state(5), step: step(3) });
+        assert.equal((await second.getOperation('op-1'))!.state.stepIndex, 5);
+        await second.commitStep('op-1', { state: state(6), status: 'running' });
+        assert.deepEqual((await first.listOperations()).map((o) => [o.state.stepIndex, o.status]), [[6, 'running']]);
+        assert.deepEqual((await first.listSteps('op-1')).map((s) => s.stepIndex), [0, 1, 2, 3]);
       } finally {
         await first.close();
         await second.close();
