@@ -9,6 +9,8 @@ import {
   type RegisteredHook,
   type WebhookValidator,
 } from './hook-registration.js';
+import { controlStep } from './webhook/control-step.js';
+import type { ControlOutcome } from './webhook/webhook-sender.js';
 import type {
   AfterToolCallEvent,
   AgentHook,
@@ -26,11 +28,8 @@ import type {
 export interface WebhookSupport {
   validate: WebhookValidator;
   sendNotification(hook: SerializedHook, event: object, signal?: AbortSignal): Promise<{ ok: true } | { ok: false; critical: boolean; kind?: string; message?: string }>;
-  evaluateControl(
-    hook: SerializedHook,
-    event: object,
-    signal?: AbortSignal,
-  ): Promise<{ kind: 'allow' | 'deny' | 'notification' | 'error' | 'cancelled'; reason?: string }>;
+  /** One control's answer; never rejects (failures are `error`, aborts `cancelled`). */
+  evaluateControl(hook: SerializedHook, event: object, signal?: AbortSignal): Promise<ControlOutcome>;
   /** The current environment hooks, read at every evaluation (never persisted). */
   environmentHooks(): SerializedHook[];
 }
@@ -50,10 +49,6 @@ export interface HookDispatcherOptions {
 
 export type MockOutcome = { isMocked: true; result: MockResult } | null;
 
-const DEFAULT_DENY_REASON: Record<'beforeToolCall' | 'afterToolCall', string> = {
-  beforeToolCall: 'Blocked by beforeToolCall hook.',
-  afterToolCall: 'Blocked by afterToolCall hook.',
-};
 
 /**
  * Stores hooks per operation and dispatches them: one hook at a time, in
@@ -252,17 +247,13 @@ export class HookDispatcher {
       if (signal?.aborted) return { decision: 'cancelled' };
       this.delivered(operationId, hook, 'webhook', event);
       const answer = await this.webhooks!.evaluateControl(this.serialized(hook), event, signal);
-      if (signal?.aborted || answer.kind === 'cancelled') return { decision: 'cancelled' };
-      if (answer.kind === 'deny') {
-        return { decision: 'blocked', reason: answer.reason || DEFAULT_DENY_REASON[type], classification: 'hook_denied', hookId: hook.id };
-      }
+      if (signal?.aborted) return { decision: 'cancelled' };
       if (answer.kind === 'error') {
         this.logger.warn('control webhook failed', { operationId, hookId: hook.id, hookType: type, reason: answer.reason, onError: hook.webhook?.onError ?? 'continue' });
-        if (hook.webhook?.onError === 'block') {
-          return { decision: 'blocked', reason: 'hook_control_error', classification: 'hook_control_error', hookId: hook.id };
-        }
       }
       // allow, notification, or a tolerated error: the next control is still checked.
+      const step = controlStep({ id: hook.id, webhook: hook.webhook ?? {} }, answer);
+      if (!step.next) return step.verdict;
     }
     return { decision: 'allow' };
   }
