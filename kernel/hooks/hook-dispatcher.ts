@@ -226,12 +226,6 @@ export class HookDispatcher {
     return kind === 'notification' ? this.deliverable(h) : h.webhook !== undefined && (this.mode === 'queue' || !h.handler);
   }
 
-  /** Whether any control (caller or environment) could answer for this tool event. */
-  async hasControls(operationId: string, type: 'beforeToolCall' | 'afterToolCall', event: ToolCallHookContext): Promise<boolean> {
-    const found = this.hooksFor(operationId);
-    const hooks = found instanceof Promise ? await found : found;
-    return hooks.some((h) => h.type === type && h.isControl && this.matches(h, event));
-  }
 
   private async evaluateControls(
     operationId: string,
