@@ -1,6 +1,5 @@
 import { CriticalHookDeliveryError, HookgateError, errorMessage } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { ToolResult } from '../messages.js';
 import {
   restoreHooks,
   serializeHooks,
@@ -321,7 +320,6 @@ export class HookDispatcher {
   }
 }
 
-export type { ToolResult };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';

@@ -9,7 +9,7 @@ import type { MessageRecord, NewMessage, OperationRecord, OperationState, StepCo
 import { activeMessages, type RunningOperation } from './running-operation.js';
 import { compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
-import { blockedResult, controlResult, runToolCall } from './tool-call-step.js';
+import { controlResult, runToolCall } from './tool-call-step.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { buildToolCallHookContext } from '../hooks/tool-call-context.js';
 
@@ -688,4 +688,3 @@ function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, un
   return out;
 }
 
-export { blockedResult };
