@@ -198,6 +198,62 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       ALTER TABLE steps_v3 RENAME TO steps;
     `,
   },
+  {
+    version: 4,
+    description: 'messages and steps of an operation in one append-only log; generated message ids need no index',
+    // A step commit used to touch three b-trees (steps, messages, messages_by_id): each a page, so a WAL frame and
+    // later a checkpoint copy, plus the growth pages of each. Now a step's row and its messages are neighbours in one
+    // rowid table keyed operation_seq * 2^24 + n (n counts the operation's entries in commit order), so the usual
+    // commit writes one leaf page. Generated message ids are derived from the key and a per-database namespace
+    // (message-ids.ts) and stored as NULL; only ids a caller supplied are stored, under a partial unique index.
+    // Migrated rows keep their ids (all supplied, as far as this schema knows). An operation's migrated messages
+    // come first, in seq order, then its steps in their version 3 order: entries of different kinds need no common
+    // order, only each kind its own.
+    sql: `
+      CREATE TABLE store_identity (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        message_id_namespace TEXT NOT NULL
+      );
+      INSERT INTO store_identity (singleton, message_id_namespace) VALUES (1, substr(lower(hex(randomblob(8))), 1, 15));
+
+      CREATE TABLE operation_log (
+        key INTEGER PRIMARY KEY,
+        operation_seq INTEGER NOT NULL REFERENCES operations (seq) ON DELETE CASCADE,
+        entry TEXT NOT NULL CHECK (entry IN ('message', 'step')),
+        created_at TEXT NOT NULL,
+        message_seq INTEGER,
+        message_id TEXT,
+        role TEXT,
+        content TEXT,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        tool_result TEXT,
+        compacted_into TEXT,
+        step_index INTEGER,
+        step_kind TEXT,
+        started_at TEXT,
+        finished_at TEXT,
+        usage TEXT,
+        summary TEXT,
+        state TEXT,
+        state_version INTEGER
+      );
+      INSERT INTO operation_log (key, operation_seq, entry, created_at, message_seq, message_id, role, content, tool_calls, tool_call_id,
+          tool_result, compacted_into)
+        SELECT operation_seq * 16777216 + ROW_NUMBER() OVER (PARTITION BY operation_seq ORDER BY seq), operation_seq, 'message', created_at,
+          seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into
+        FROM messages ORDER BY operation_seq, seq;
+      INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary,
+          state, state_version)
+        SELECT s.key + (SELECT COUNT(*) FROM messages m WHERE m.operation_seq = s.operation_seq), s.operation_seq, 'step',
+          COALESCE(s.state_updated_at, s.finished_at), s.step_index, s.kind, s.started_at, s.finished_at, s.usage, s.summary,
+          s.state, s.state_version
+        FROM steps s ORDER BY s.key;
+      DROP TABLE messages;
+      DROP TABLE steps;
+      CREATE UNIQUE INDEX operation_log_by_message_id ON operation_log (message_id) WHERE message_id IS NOT NULL;
+    `,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

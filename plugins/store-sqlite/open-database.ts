@@ -9,7 +9,10 @@ import { corruptError, isCorruptionError } from './sqlite-errors.js';
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 /** Pages (4 KB by default) of WAL that trigger an automatic checkpoint after a commit. */
 export const WAL_AUTOCHECKPOINT_PAGES = 4000;
-const REQUIRED_TABLES = ['operations', 'messages', 'steps', 'hook_registrations', 'users', 'decisions'];
+/** Tables every hookgate database has, and those of the message and step storage before and after schema 4. */
+const REQUIRED_TABLES = ['operations', 'hook_registrations', 'users', 'decisions'];
+const LOG_TABLES_BEFORE_4 = ['messages', 'steps'];
+const LOG_TABLES_FROM_4 = ['operation_log', 'store_identity'];
 
 /**
  * Opens (or creates) the database at `file` and brings its schema to the
@@ -83,6 +86,7 @@ function inspect(db: Database.Database, file: string): number {
     );
   }
   if (version === 0 && tables.size > 0) throw corruptError(file);
-  if (version > 0 && REQUIRED_TABLES.some((t) => !tables.has(t))) throw corruptError(file);
+  const required = [...REQUIRED_TABLES, ...(version >= 4 ? LOG_TABLES_FROM_4 : LOG_TABLES_BEFORE_4)];
+  if (version > 0 && required.some((t) => !tables.has(t))) throw corruptError(file);
   return version;
 }

@@ -1,4 +1,5 @@
 import type { DecisionRecord, MessageRecord, OperationRecord, StepRecord } from '../../kernel/store.js';
+import type { MessageIds } from './message-ids.js';
 
 /** Column shapes as better-sqlite3 returns them. JSON columns are TEXT. */
 export interface OperationRow {
@@ -16,8 +17,10 @@ export interface OperationRow {
   updated_at: string;
 }
 
+/** A message entry of the operation log; `id` is NULL for a generated id (derived from `key`, see message-ids.ts). */
 export interface MessageRow {
-  id: string;
+  key: number;
+  id: string | null;
   operation_id: string;
   seq: number;
   role: MessageRecord['role'];
@@ -84,9 +87,9 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
   return record;
 }
 
-export function toMessageRecord(row: MessageRow): MessageRecord {
+export function toMessageRecord(row: MessageRow, ids: MessageIds): MessageRecord {
   const record: MessageRecord = {
-    id: row.id,
+    id: row.id ?? ids.forKey(row.key),
     operationId: row.operation_id,
     seq: row.seq,
     role: row.role,

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
+import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
+import { jsonCopy } from '../../kernel/json-copy.js';
 import type { Logger } from '../../kernel/logger.js';
 import type {
   DecisionFilter,
@@ -15,7 +17,7 @@ import type {
   ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
-import { timeOrderedId } from './message-ids.js';
+import { MessageIds } from './message-ids.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
 import { openDatabase } from './open-database.js';
 import {
@@ -29,8 +31,8 @@ import {
   type OperationRow,
   type StepRow,
 } from './rows.js';
-import { OperationKeys, type OperationKey } from './operation-keys.js';
-import { isDuplicateKeyError, isPrimaryKeyError, translateSqliteError } from './sqlite-errors.js';
+import { OperationSeqs } from './operation-seqs.js';
+import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
 
 export interface SqliteStoreOptions {
   /** A file path (parent folders are created) or `:memory:`. */
@@ -38,25 +40,27 @@ export interface SqliteStoreOptions {
   logger?: Logger;
 }
 
-/** Step keys of operation `seq` are seq * 2^24 + 1, + 2... in commit order (see migration 3). */
-const STEP_KEYS_PER_OPERATION = 16_777_216;
-/** The key of operation `o`'s newest step (one seek to the end of its key range), or NULL. */
-const NEWEST_STEP_KEY = `(SELECT key FROM steps WHERE key > o.seq * ${STEP_KEYS_PER_OPERATION} AND key < (o.seq + 1) * ${STEP_KEYS_PER_OPERATION}
-  ORDER BY key DESC LIMIT 1)`;
+/** Log keys of operation `seq` are seq * 2^24 + 1, + 2... in commit order (see migration 4). */
+const LOG_KEYS_PER_OPERATION = 16_777_216;
+/** The key range of operation `o`'s log entries, exclusive bounds. */
+const LOG_RANGE = (alias: string) =>
+  `${alias}.key > o.seq * ${LOG_KEYS_PER_OPERATION} AND ${alias}.key < (o.seq + 1) * ${LOG_KEYS_PER_OPERATION}`;
+/** The key of operation `o`'s newest log entry that carries a state (one backward seek over its range), or NULL. */
+const NEWEST_STATE_KEY = `(SELECT key FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.state_version IS NOT NULL ORDER BY key DESC LIMIT 1)`;
 /**
  * An operation row joined with its write-once definition (agent, context) and its current state: the state of
- * its last step when that step carries a newer state version than the row (a step-only commit wrote it), else the
- * row's. updatedAt is the later of the row's and that step's commit time.
+ * its newest step entry when that entry carries a newer state version than the row (a step-only commit wrote it),
+ * else the row's. updatedAt is the later of the row's and that entry's commit time.
  */
 const OPERATION_COLUMNS =
   `o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, d.agent, d.context, COALESCE(ls.state, o.state) AS state,
-   o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.state_updated_at) END AS updated_at`;
+   o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.created_at) END AS updated_at`;
 const OPERATION_FROM = `operations o JOIN operation_definitions d ON d.operation_seq = o.seq
-  LEFT JOIN steps ls ON ls.key = ${NEWEST_STEP_KEY} AND ls.state_version > o.state_version`;
-/** A message row with its operation's id (messages are keyed by the operation's integer seq). */
-const MESSAGE_COLUMNS =
-  'm.id, o.id AS operation_id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_result, m.compacted_into, m.created_at';
-const MESSAGE_FROM = 'operations o JOIN messages m ON m.operation_seq = o.seq';
+  LEFT JOIN operation_log ls ON ls.key = ${NEWEST_STATE_KEY} AND ls.state_version > o.state_version`;
+/** A message entry with its operation's id; `id` is NULL for a generated id (derived from the key). */
+const MESSAGE_COLUMNS = `l.key, l.message_id AS id, o.id AS operation_id, l.message_seq AS seq, l.role, l.content, l.tool_calls, l.tool_call_id,
+  l.tool_result, l.compacted_into, l.created_at`;
+const MESSAGE_FROM = `operations o JOIN operation_log l ON ${LOG_RANGE('l')}`;
 const DECISION_COLUMNS =
   'id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason, defaulted, latency_micros, input_digest, raw_input';
 
@@ -73,6 +77,7 @@ function prepareStatements(db: Database.Database) {
     getOperation: db.prepare<[string], OperationRow>(`SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.id = ?`),
     operationExists: db.prepare<[string], number>('SELECT 1 FROM operations WHERE id = ?').pluck(),
     operationSeq: db.prepare<[string], number>('SELECT seq FROM operations WHERE id = ?').pluck(),
+    messageIdNamespace: db.prepare<[], string>('SELECT message_id_namespace FROM store_identity WHERE singleton = 1').pluck(),
     updateOperation: db.prepare(
       `UPDATE operations SET state = @state, state_version = @version, status = COALESCE(@status, status),
        reason = COALESCE(@reason, reason), error = COALESCE(@error, error), updated_at = @now WHERE seq = @seq`,
@@ -80,32 +85,44 @@ function prepareStatements(db: Database.Database) {
     // A state-only change without a step (or with one that cannot carry it). It leaves status alone, so SQLite does
     // not rewrite the operations_by_status entry.
     updateOperationState: db.prepare<[string, number, string, number]>('UPDATE operations SET state = ?, state_version = ?, updated_at = ? WHERE seq = ?'),
-    // What a state write needs to know, by rowid (the id check guards against a reused seq): the state version of
-    // the row, and the key and state version of the newest step.
-    stateProbe: db.prepare<[number, string], [number, number | null, number | null]>(
-      `SELECT o.state_version, ls.key, ls.state_version FROM operations o LEFT JOIN steps ls ON ls.key = ${NEWEST_STEP_KEY}
-       WHERE o.seq = ? AND o.id = ?`,
+    // What a commit needs to know, by rowid (the id check guards against a reused seq), read inside its write
+    // transaction: the row's state version, the operation's newest log key, the newest state version in its log,
+    // and its newest message seq (message seqs grow with the key). Each is one backward seek over the range.
+    logProbe: db.prepare<[number, string], [number, number | null, number | null, number | null]>(
+      `SELECT o.state_version,
+         (SELECT key FROM operation_log l WHERE ${LOG_RANGE('l')} ORDER BY key DESC LIMIT 1),
+         (SELECT state_version FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.state_version IS NOT NULL ORDER BY key DESC LIMIT 1),
+         (SELECT message_seq FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.message_seq IS NOT NULL ORDER BY key DESC LIMIT 1)
+       FROM operations o WHERE o.seq = ? AND o.id = ?`,
     ).raw(),
-    lastMessageSeq: db.prepare<[number], number>('SELECT COALESCE(MAX(seq), 0) FROM messages WHERE operation_seq = ?').pluck(),
-    insertMessage: db.prepare(
-      `INSERT INTO messages (operation_seq, seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+    insertMessage: db.prepare<[number, number, string, number, string | null, string, string, string | null, string | null, string | null]>(
+      `INSERT INTO operation_log (key, operation_seq, entry, created_at, message_seq, message_id, role, content, tool_calls, tool_call_id, tool_result)
+       VALUES (?, ?, 'message', ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    compactMessage: db.prepare<[string, string, number]>('UPDATE messages SET compacted_into = ? WHERE id = ? AND operation_seq = ?'),
+    messageKeyExists: db.prepare<[number], number>("SELECT 1 FROM operation_log WHERE key = ? AND entry = 'message'").pluck(),
+    compactGeneratedMessage: db.prepare<[string, number, number]>(
+      "UPDATE operation_log SET compacted_into = ? WHERE key = ? AND operation_seq = ? AND entry = 'message'",
+    ),
+    compactGivenMessage: db.prepare<[string, string, number]>('UPDATE operation_log SET compacted_into = ? WHERE message_id = ? AND operation_seq = ?'),
     listMessages: db.prepare<[string], MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? AND m.compacted_into IS NULL ORDER BY m.seq`,
+      `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? AND l.entry = 'message' AND l.compacted_into IS NULL ORDER BY l.key`,
     ),
-    listAllMessages: db.prepare<[string], MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? ORDER BY m.seq`),
-    // key: after the operation's newest step (from the state probe). state, state_version, state_updated_at: all
-    // three or none (NULL).
-    insertStep: db.prepare(
-      `INSERT INTO steps (key, operation_seq, step_index, kind, started_at, finished_at, usage, summary, state, state_version, state_updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    listAllMessages: db.prepare<[string], MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? AND l.entry = 'message' ORDER BY l.key`,
+    ),
+    // Parameters: content, result, then the operation's key range (exclusive) and the tool call id.
+    fillPlaceholder: db.prepare<[string, string, number, number, string]>(
+      `UPDATE operation_log SET content = ?, tool_result = ? WHERE key > ? AND key < ?
+       AND entry = 'message' AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL`,
+    ),
+    // state, state_version: both or neither (NULL); created_at is the commit time either way.
+    insertStep: db.prepare<[number, number, string, number, string, string, string, string, string, string | null, number | null]>(
+      `INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary, state, state_version)
+       VALUES (?, ?, 'step', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     listSteps: db.prepare<[string], StepRow>(
-      `SELECT o.id AS operation_id, s.step_index, s.kind, s.started_at, s.finished_at, s.usage, s.summary
-       FROM operations o JOIN steps s ON s.key > o.seq * ${STEP_KEYS_PER_OPERATION} AND s.key < (o.seq + 1) * ${STEP_KEYS_PER_OPERATION}
-       WHERE o.id = ? ORDER BY s.step_index, s.key`,
+      `SELECT o.id AS operation_id, l.step_index, l.step_kind AS kind, l.started_at, l.finished_at, l.usage, l.summary
+       FROM ${MESSAGE_FROM} WHERE o.id = ? AND l.entry = 'step' ORDER BY l.step_index, l.key`,
     ),
     deleteHooks: db.prepare('DELETE FROM hook_registrations WHERE operation_id = ?'),
     insertHook: db.prepare('INSERT INTO hook_registrations (operation_id, position, hook) VALUES (?, ?, ?)'),
@@ -149,8 +166,10 @@ export class SqliteStore implements Store {
   private closed = false;
   /** Filtered list queries, prepared on first use per filter shape. */
   private readonly dynamicStatements = new Map<string, Database.Statement>();
-  /** Seq and last message seq of recently written operations: a step commit then needs no look-up. */
-  private readonly keys = new OperationKeys();
+  /** Seqs of recently written operations: a step commit then needs no look-up by id. */
+  private readonly seqs = new OperationSeqs();
+  /** Generated message ids of this database (set by migrate). */
+  private ids?: MessageIds;
   // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
   // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write.
   private createOperationTx?: Database.Transaction<(op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => OperationRecord>;
@@ -175,6 +194,8 @@ export class SqliteStore implements Store {
     this.db = db;
     const s = prepareStatements(db);
     this.statements = s;
+    const ids = new MessageIds(s.messageIdNamespace.get()!);
+    this.ids = ids;
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       let seq: number | bigint;
       try {
@@ -190,42 +211,48 @@ export class SqliteStore implements Store {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });
         throw err;
       }
-      s.insertDefinition.run(seq, JSON.stringify(op.agent ?? null), JSON.stringify(op.context ?? {}));
-      const key = this.keys.remember(op.id, { seq: Number(seq), lastMessageSeq: 0 });
-      this.insertMessages(s, op.id, key, messages, now);
+      const opSeq = this.seqs.remember(op.id, Number(seq));
+      s.insertDefinition.run(opSeq, JSON.stringify(op.agent ?? null), JSON.stringify(op.context ?? {}));
+      this.insertMessages(s, op.id, opSeq, opSeq * LOG_KEYS_PER_OPERATION + 1, 1, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
       return toOperationRecord(s.getOperation.get(op.id)!);
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
       const state = JSON.stringify(commit.state);
-      let key = this.keys.get(operationId);
-      let probe = key && s.stateProbe.get(key.seq, operationId);
+      let opSeq = this.seqs.get(operationId);
+      let probe = opSeq !== undefined ? s.logProbe.get(opSeq, operationId) : undefined;
       if (!probe) {
         // Not remembered, or a remembered seq that no longer names this operation: look it up.
-        key = this.lookUpKey(s, operationId);
-        probe = s.stateProbe.get(key.seq, operationId)!;
+        opSeq = this.lookUpSeq(s, operationId);
+        probe = s.logProbe.get(opSeq, operationId)!;
       }
-      const [rowVersion, newestStepKey, newestStepVersion] = probe;
-      // Versions are read inside this write transaction, so they stay right when other connections write too.
-      const version = Math.max(rowVersion, newestStepVersion ?? 0) + 1;
+      const seq = opSeq!;
+      // Read inside this write transaction, so they stay right when other connections write too.
+      const [rowVersion, newestKey, newestStateVersion, newestMessageSeq] = probe;
+      const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
+      let nextKey = (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1;
       const stateOnly = commit.status === undefined && commit.reason === undefined && commit.error === undefined;
       const step = commit.step;
       const stateInStep = step !== undefined && stateOnly;
       if (!stateInStep) {
-        if (stateOnly) s.updateOperationState.run(state, version, now, key!.seq);
-        else s.updateOperation.run({ seq: key!.seq, state, version, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now });
+        if (stateOnly) s.updateOperationState.run(state, version, now, seq);
+        else s.updateOperation.run({ seq, state, version, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now });
       }
       if (step) {
-        const stepKey = (newestStepKey ?? key!.seq * STEP_KEYS_PER_OPERATION) + 1;
-        s.insertStep.run(stepKey, key!.seq, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
-          JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null, stateInStep ? now : null);
+        s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
+          JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
       }
-      const records = commit.messages?.length ? this.insertMessages(s, operationId, key!, commit.messages, now) : [];
+      const records = commit.messages?.length
+        ? this.insertMessages(s, operationId, seq, nextKey, (newestMessageSeq ?? 0) + 1, commit.messages, now)
+        : [];
       if (commit.compact) {
+        const summaryId = commit.compact.summaryId;
         for (const messageId of commit.compact.messageIds) {
-          if (s.compactMessage.run(commit.compact.summaryId, messageId, key!.seq).changes === 0) {
-            throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
-          }
+          const key = ids.keyOf(messageId);
+          const changes = key !== undefined
+            ? s.compactGeneratedMessage.run(summaryId, key, seq).changes
+            : s.compactGivenMessage.run(summaryId, messageId, seq).changes;
+          if (changes === 0) throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
         }
       }
       return records;
@@ -272,7 +299,7 @@ export class SqliteStore implements Store {
     this.db = undefined;
     this.statements = undefined;
     this.dynamicStatements.clear();
-    this.keys.clear();
+    this.seqs.clear();
     db?.close();
   }
 
@@ -280,9 +307,9 @@ export class SqliteStore implements Store {
   async createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord> {
     return this.guard(() => {
       try {
-        return this.createOperationTx!.immediate(op, messages, hooks, new Date().toISOString());
+        return this.createOperationTx!.immediate(op, messages, hooks, nowIso());
       } catch (err) {
-        this.keys.forget(op.id);
+        this.seqs.forget(op.id);
         throw err;
       }
     });
@@ -330,16 +357,16 @@ export class SqliteStore implements Store {
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
     return this.guard(() => {
       try {
-        return this.commitStepTx!.immediate(operationId, commit, new Date().toISOString());
+        return this.commitStepTx!.immediate(operationId, commit, nowIso());
       } catch (err) {
-        this.keys.forget(operationId); // it may hold a message seq that was rolled back
+        this.seqs.forget(operationId); // it may have been remembered by a transaction that was rolled back
         throw err;
       }
     });
   }
 
   async listMessages(operationId: string, options: { includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
-    return this.guard((s) => (options.includeCompacted ? s.listAllMessages : s.listMessages).all(operationId).map(toMessageRecord));
+    return this.guard((s) => (options.includeCompacted ? s.listAllMessages : s.listMessages).all(operationId).map((row) => toMessageRecord(row, this.ids!)));
   }
 
   /** In step order; steps sharing an index keep their commit order. */
@@ -359,17 +386,14 @@ export class SqliteStore implements Store {
   /** Fills the empty placeholder of a deferred tool call once, with the operation state, in one transaction. */
   async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean> {
     return this.guard((s) => {
-      const db = this.db!;
-      this.publishTx ??= db.transaction((opId: string, callId: string, res: ToolResult, c: Pick<StepCommit, 'state' | 'status'>) => {
+      this.publishTx ??= this.db!.transaction((opId: string, callId: string, res: ToolResult, c: Pick<StepCommit, 'state' | 'status'>) => {
         const seq = s.operationSeq.get(opId);
         if (seq === undefined) throw new HookgateError('STORE_NOT_FOUND', `Operation ${opId} does not exist`);
-        this.fillPlaceholder ??= db.prepare(
-          "UPDATE messages SET content = ?, tool_result = ? WHERE operation_seq = ? AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL",
-        );
-        if (this.fillPlaceholder.run(res.content, JSON.stringify(res), seq, callId).changes === 0) return false;
-        const [rowVersion, , lastStepVersion] = s.stateProbe.get(seq, opId)!;
-        const version = Math.max(rowVersion, lastStepVersion ?? 0) + 1;
-        s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: new Date().toISOString() });
+        const range = seq * LOG_KEYS_PER_OPERATION;
+        if (s.fillPlaceholder.run(res.content, JSON.stringify(res), range, range + LOG_KEYS_PER_OPERATION, callId).changes === 0) return false;
+        const [rowVersion, , newestStateVersion] = s.logProbe.get(seq, opId)!;
+        const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
+        s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: nowIso() });
         return true;
       });
       return this.publishTx.immediate(operationId, toolCallId, result, commit);
@@ -377,7 +401,6 @@ export class SqliteStore implements Store {
   }
 
   private publishTx?: Database.Transaction<(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>) => boolean>;
-  private fillPlaceholder?: Database.Statement;
 
   /** Inserts or replaces; an absent email clears the stored one. */
   async upsertUser(user: UserRecord): Promise<void> {
@@ -429,55 +452,44 @@ export class SqliteStore implements Store {
   }
 
   /** The operation's seq, remembered; STORE_NOT_FOUND for an unknown operation. */
-  private lookUpKey(s: Statements, operationId: string): OperationKey {
+  private lookUpSeq(s: Statements, operationId: string): number {
     const seq = s.operationSeq.get(operationId);
     if (seq === undefined) throw notFound(operationId);
-    return this.keys.remember(operationId, { seq });
+    return this.seqs.remember(operationId, seq);
   }
 
   /**
-   * Appends after the operation's last message. The remembered last seq saves a
-   * look-up per commit; when another connection appended meanwhile, the insert
-   * hits the primary key and is retried once after MAX(seq).
+   * Appends `messages` to the operation's log from `key`, numbering them from
+   * `seq`. A message without an id gets the one derived from its key (stored
+   * as NULL); a supplied id is stored and must be new: STORE_CONFLICT when
+   * another message has it or when it lies in this database's generated-id
+   * namespace. Returns the records a later read returns.
    */
-  private insertMessages(s: Statements, operationId: string, key: OperationKey, messages: NewMessage[], now: string): MessageRecord[] {
-    let seq = key.lastMessageSeq ?? s.lastMessageSeq.get(key.seq)!;
-    let seqTrusted = key.lastMessageSeq === undefined;
-    const records = messages.map((m) => {
-      const id = m.id ?? timeOrderedId();
-      const toolCalls = toJson(m.toolCalls);
-      const toolCallId = m.toolCallId ?? null;
-      const toolResult = toJson(m.toolResult);
-      seq += 1;
+  private insertMessages(s: Statements, operationId: string, opSeq: number, key: number, seq: number, messages: NewMessage[], now: string): MessageRecord[] {
+    const ids = this.ids!;
+    return messages.map((m) => {
+      if (m.id !== undefined && ids.keyOf(m.id) !== undefined) {
+        throw new HookgateError('STORE_CONFLICT', s.messageKeyExists.get(ids.keyOf(m.id)!) === undefined
+          ? `Message id ${m.id} is reserved for ids this store generates`
+          : `Message ${m.id} already exists`);
+      }
       try {
-        try {
-          s.insertMessage.run(key.seq, seq, id, m.role, m.content, toolCalls, toolCallId, toolResult, now);
-        } catch (err) {
-          if (seqTrusted || !isPrimaryKeyError(err)) throw err;
-          seq = s.lastMessageSeq.get(key.seq)! + 1;
-          seqTrusted = true;
-          s.insertMessage.run(key.seq, seq, id, m.role, m.content, toolCalls, toolCallId, toolResult, now);
-        }
+        s.insertMessage.run(key, opSeq, now, seq, m.id ?? null, m.role, m.content, toJson(m.toolCalls), m.toolCallId ?? null, toJson(m.toolResult));
       } catch (err) {
-        if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${id} already exists`, { cause: err });
+        if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${m.id ?? ids.forKey(key)} already exists`, { cause: err });
         throw err;
       }
-      // Built from the stored JSON text, so the caller gets the same shape a later read returns.
-      return toMessageRecord({
-        id,
-        operation_id: operationId,
-        seq,
-        role: m.role,
-        content: m.content,
-        tool_calls: toolCalls,
-        tool_call_id: toolCallId,
-        tool_result: toolResult,
-        compacted_into: null,
-        created_at: now,
-      });
+      // The fields a read returns: JSON values as the column's JSON text reads back, absent ones left out.
+      const record: MessageRecord = { id: m.id ?? ids.forKey(key), operationId, seq, role: m.role, content: m.content, createdAt: now };
+      const toolCalls = jsonCopy(m.toolCalls);
+      if (toolCalls !== undefined) record.toolCalls = toolCalls;
+      if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;
+      const toolResult = jsonCopy(m.toolResult);
+      if (toolResult !== undefined) record.toolResult = toolResult;
+      key += 1;
+      seq += 1;
+      return record;
     });
-    key.lastMessageSeq = seq;
-    return records;
   }
 
   private dynamic(sql: string): Database.Statement {

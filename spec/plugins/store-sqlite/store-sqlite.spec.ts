@@ -80,7 +80,7 @@ describe('store-sqlite', () => {
   });
 
   describe('store-sqlite migrations', () => {
-    const ALL_TABLES = ['decision_policies', 'decisions', 'hook_registrations', 'messages', 'operation_definitions', 'operations', 'steps', 'users'];
+    const ALL_TABLES = ['decision_policies', 'decisions', 'hook_registrations', 'operation_definitions', 'operation_log', 'operations', 'store_identity', 'users'];
 
     it('creates a missing file and its folders at the latest schema version', async () => {
       const file = freshPath();
