@@ -415,6 +415,171 @@ describe('store-sqlite', () => {
     });
   });
 
+  describe('store-sqlite migration from schema version 3', () => {
+    const usage = { promptTokens: 3, completionTokens: 4, totalTokens: 7, cost: 0.25 };
+
+    /** A version 3 database written with the version 1-3 SQL only: op-a's newest step carries a newer state than its row. */
+    function versionThreeDatabase(): string {
+      const file = freshPath();
+      mkdirSync(path.dirname(file), { recursive: true });
+      const db = new Database(file);
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('foreign_keys = ON');
+        applyMigrations(db, 0, undefined, MIGRATIONS.slice(0, 3));
+        const op = db.prepare(
+          `INSERT INTO operations (seq, id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at, state_version)
+           VALUES (?, ?, ?, NULL, NULL, ?, NULL, ?, NULL, ?, ?, ?)`,
+        );
+        op.run(1, 'op-a', 'agent-a', 'running', JSON.stringify(state(1)), '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:01.000Z', 1);
+        op.run(2, 'op-b', 'agent-b', 'waiting_approval', JSON.stringify(state(4)), '2025-01-02T00:00:00.000Z', '2025-01-02T00:00:09.000Z', 3);
+        const definition = db.prepare('INSERT INTO operation_definitions (operation_seq, agent, context) VALUES (?, ?, ?)');
+        definition.run(1, JSON.stringify({ id: 'agent-a' }), '{}');
+        definition.run(2, JSON.stringify({ id: 'agent-b' }), '{}');
+        const message = db.prepare(
+          `INSERT INTO messages (operation_seq, seq, id, role, content, tool_calls, tool_call_id, tool_result, compacted_into, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
+        );
+        message.run(1, 1, 'm-1', 'user', 'read a.txt', null, null, '2025-01-01T00:00:01.000Z');
+        message.run(1, 2, 'm-2', 'assistant', '', JSON.stringify([{ id: 'call_1', identifier: 'fs', apiName: 'readFile', args: { path: 'a' } }]), null,
+          '2025-01-01T00:00:02.000Z');
+        message.run(1, 3, 'm-3', 'tool', '', null, 'call_1', '2025-01-01T00:00:03.000Z'); // a deferred result's empty placeholder
+        message.run(2, 1, 'b-1', 'user', 'other', null, null, '2025-01-02T00:00:01.000Z');
+        const step = db.prepare(
+          `INSERT INTO steps (key, operation_seq, step_index, kind, started_at, finished_at, usage, summary, state, state_version, state_updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        );
+        step.run(16777217, 1, 0, 'call_llm', 's0', 'f0', JSON.stringify(usage), '{}', JSON.stringify(state(2)), 2, '2025-01-01T00:00:02.500Z');
+        step.run(16777218, 1, 1, 'call_tool', 's1', 'f1', JSON.stringify(usage), JSON.stringify({ first: true }), JSON.stringify(state(3)), 3,
+          '2025-01-01T00:00:03.500Z');
+        // op-b: a step whose state is older than the row's (a status change came after it), and one with no state.
+        step.run(2 * 16777216 + 1, 2, 0, 'call_llm', 'b0', 'bf0', JSON.stringify(usage), '{}', JSON.stringify(state(2)), 2, '2025-01-02T00:00:02.000Z');
+        step.run(2 * 16777216 + 2, 2, 1, 'request_human_approve', 'b1', 'bf1', JSON.stringify(usage), '{}', null, null, null);
+      } finally {
+        db.close();
+      }
+      return file;
+    }
+
+    it('keeps every message, step and current state of a version 3 database', async () => {
+      const file = versionThreeDatabase();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      try {
+        assert.equal(inspect(file).version, LATEST_SCHEMA_VERSION);
+        const a = (await store.getOperation('op-a'))!;
+        assert.deepEqual([a.state, a.updatedAt], [state(3), '2025-01-01T00:00:03.500Z']);
+        const b = (await store.getOperation('op-b'))!;
+        assert.deepEqual([b.state, b.status, b.updatedAt], [state(4), 'waiting_approval', '2025-01-02T00:00:09.000Z']);
+        assert.deepEqual((await store.listMessages('op-a')).map((m) => [m.id, m.seq, m.role, m.createdAt]), [
+          ['m-1', 1, 'user', '2025-01-01T00:00:01.000Z'],
+          ['m-2', 2, 'assistant', '2025-01-01T00:00:02.000Z'],
+          ['m-3', 3, 'tool', '2025-01-01T00:00:03.000Z'],
+        ]);
+        assert.deepEqual((await store.listMessages('op-a'))[1]!.toolCalls, [{ id: 'call_1', identifier: 'fs', apiName: 'readFile', args: { path: 'a' } }]);
+        assert.deepEqual((await store.listSteps('op-a')).map((s) => [s.stepIndex, s.kind, s.startedAt, s.summary, s.usage]), [
+          [0, 'call_llm', 's0', {}, usage],
+          [1, 'call_tool', 's1', { first: true }, usage],
+        ]);
+        assert.deepEqual((await store.listSteps('op-b')).map((s) => [s.stepIndex, s.kind]), [[0, 'call_llm'], [1, 'request_human_approve']]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('continues a migrated operation: seq, steps, states, placeholders and compaction; migrated ids stay taken', async () => {
+      const store = new SqliteStore({ path: versionThreeDatabase() });
+      await store.migrate();
+      try {
+        const step = { operationId: 'op-a', stepIndex: 2, kind: 'call_llm' as const, startedAt: 's2', finishedAt: 'f2', usage, summary: {} };
+        const [written] = await store.commitStep('op-a', { state: state(5), step, messages: [{ role: 'assistant', content: 'next' }] });
+        assert.equal(written!.seq, 4);
+        assert.match(written!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.equal((await store.getOperation('op-a'))!.state.stepIndex, 5);
+        assert.deepEqual((await store.listSteps('op-a')).map((s) => s.startedAt), ['s0', 's1', 's2']);
+        assert.equal(await store.publishToolResult('op-a', 'call_1', { content: 'A', success: true }, { state: state(6) }), true);
+        assert.deepEqual((await store.listMessages('op-a')).map((m) => [m.id, m.content]), [['m-1', 'read a.txt'], ['m-2', ''], ['m-3', 'A'], [written!.id, 'next']]);
+        assert.equal((await store.getOperation('op-a'))!.state.stepIndex, 6);
+        await store.commitStep('op-a', { state: state(7), messages: [{ id: 's-1', role: 'summary', content: 'short' }], compact: { messageIds: ['m-1', written!.id], summaryId: 's-1' } });
+        assert.deepEqual((await store.listMessages('op-a')).map((m) => m.id), ['m-2', 'm-3', 's-1']);
+        await rejectsWithCode(store.commitStep('op-b', { state: state(), messages: [{ id: 'm-2', role: 'user', content: 'dup' }] }), 'STORE_CONFLICT');
+        assert.deepEqual((await store.listMessages('op-b')).map((m) => m.id), ['b-1']);
+        assert.equal((await store.getOperation('op-b'))!.state.stepIndex, 4);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('store-sqlite generated message ids', () => {
+    const V8_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/;
+
+    async function openWithOperations(file: string): Promise<SqliteStore> {
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      await store.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [{ role: 'user', content: 'one' }], []);
+      await store.createOperation({ id: 'op-2', agentId: 'a', agent: {}, context: {}, state: state() }, [], []);
+      return store;
+    }
+
+    it('are version 8 UUIDs that read back the same and can be compacted by', async () => {
+      const store = await openWithOperations(freshPath());
+      try {
+        const written = await store.commitStep('op-1', { state: state(1), messages: [{ role: 'assistant', content: 'two' }, { role: 'user', content: 'three' }] });
+        const listed = await store.listMessages('op-1');
+        assert.deepEqual(listed.slice(1), written);
+        for (const m of listed) assert.match(m.id, V8_ID);
+        assert.equal(new Set(listed.map((m) => m.id)).size, 3);
+        await store.commitStep('op-1', { state: state(2), messages: [{ id: 'sum-1', role: 'summary', content: 's' }], compact: { messageIds: [listed[0]!.id, listed[1]!.id], summaryId: 'sum-1' } });
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => m.content), ['three', 's']);
+        assert.deepEqual((await store.listMessages('op-1', { includeCompacted: true })).map((m) => m.compactedInto), ['sum-1', 'sum-1', undefined, undefined]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('refuse a supplied id that another message has or that lies in the generated namespace, writing nothing', async () => {
+      const store = await openWithOperations(freshPath());
+      try {
+        const [first] = await store.listMessages('op-1');
+        const before = await store.getOperation('op-2');
+        await assert.rejects(store.commitStep('op-2', { state: state(9), messages: [{ id: first!.id, role: 'user', content: 'dup' }] }), (err: unknown) => {
+          assert.ok(isHookgateError(err, 'STORE_CONFLICT'));
+          assert.equal(err.message, `Message ${first!.id} already exists`);
+          return true;
+        });
+        // The same namespace with a key no message has yet: a later generated id would collide with it.
+        const unused = `${first!.id.slice(0, 19)}8fff-ffffffffffff`;
+        await assert.rejects(store.commitStep('op-2', { state: state(9), messages: [{ id: unused, role: 'user', content: 'dup' }] }), (err: unknown) => {
+          assert.ok(isHookgateError(err, 'STORE_CONFLICT'));
+          assert.match(err.message, /reserved for ids this store generates/);
+          return true;
+        });
+        assert.deepEqual(await store.getOperation('op-2'), before);
+        assert.deepEqual(await store.listMessages('op-2', { includeCompacted: true }), []);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('differ between two database files for the same position', async () => {
+      const one = await openWithOperations(freshPath());
+      const two = await openWithOperations(freshPath());
+      try {
+        const [a] = await one.listMessages('op-1');
+        const [b] = await two.listMessages('op-1');
+        assert.equal(a!.id.slice(19), b!.id.slice(19));
+        assert.notEqual(a!.id, b!.id);
+        // An id of the other file is an ordinary supplied id here.
+        await one.commitStep('op-2', { state: state(1), messages: [{ id: b!.id, role: 'user', content: 'copied' }] });
+        assert.deepEqual((await one.listMessages('op-2')).map((m) => m.id), [b!.id]);
+      } finally {
+        await one.close();
+        await two.close();
+      }
+    });
+  });
+
   describe('store-sqlite with two connections to one file', () => {
     it('continues the message seq when the other connection appended to the same operation', async () => {
       const file = freshPath();
