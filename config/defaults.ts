@@ -6,7 +6,7 @@ import type { LOG_LEVELS } from './schema.js';
 export interface HookgateConfig {
   dataDir: string;
   log: { level: (typeof LOG_LEVELS)[number]; format: 'json' | 'pretty' };
-  store: { driver: 'sqlite' | 'memory'; sqlite: { path: string } };
+  store: { driver: 'sqlite' | 'memory'; sqlite: { path: string; backgroundCheckpoints: boolean } };
   sandbox: { root: string };
   models: { openai: { baseUrl: string; apiKeyEnv: string; model?: string; timeoutSeconds: number } };
   webhooks: {
@@ -32,7 +32,10 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
     log: { level: parsed.log?.level ?? 'warn', format: parsed.log?.format ?? 'json' },
     store: {
       driver: parsed.store?.driver ?? 'sqlite',
-      sqlite: { path: parsed.store?.sqlite?.path === ':memory:' ? ':memory:' : resolve(parsed.store?.sqlite?.path, path.join(dataDir, 'hookgate.db')) },
+      sqlite: {
+        path: parsed.store?.sqlite?.path === ':memory:' ? ':memory:' : resolve(parsed.store?.sqlite?.path, path.join(dataDir, 'hookgate.db')),
+        backgroundCheckpoints: parsed.store?.sqlite?.backgroundCheckpoints ?? true,
+      },
     },
     sandbox: { root: resolve(parsed.sandbox?.root, path.join(dataDir, 'sandbox')) },
     models: {

@@ -43,7 +43,13 @@ export const ConfigSchema = v.strictObject({
   store: v.optional(
     v.strictObject({
       driver: v.optional(v.picklist(['sqlite', 'memory'])),
-      sqlite: v.optional(v.strictObject({ path: v.optional(v.string()) })),
+      sqlite: v.optional(
+        v.strictObject({
+          path: v.optional(v.string()),
+          /** Copy WAL frames into the file on a worker thread instead of on the writer's (default true). */
+          backgroundCheckpoints: v.optional(booleanLike),
+        }),
+      ),
     }),
   ),
   sandbox: v.optional(v.strictObject({ root: v.optional(v.string()) })),

@@ -5,7 +5,8 @@ import { SqliteStore } from './sqlite-store.js';
 /**
  * The embedded store: a SQLite file at `config.store.sqlite.path`. Start opens
  * the file and migrates it (failing with STORE_CORRUPT or STORE_SCHEMA_NEWER
- * for a file it must not touch); stop closes it.
+ * for a file it must not touch) and starts the background checkpointer unless
+ * `store.sqlite.backgroundCheckpoints` is false; stop closes both.
  */
 export default definePlugin({
   id: 'store-sqlite',
@@ -15,7 +16,10 @@ export default definePlugin({
   register(ctx) {
     ctx.bindFactory(
       Store,
-      (c) => new SqliteStore({ path: c.resolve(Config).store.sqlite.path, logger: c.resolve(Logger).child({ plugin: 'store-sqlite' }) }),
+      (c) => {
+        const { path, backgroundCheckpoints } = c.resolve(Config).store.sqlite;
+        return new SqliteStore({ path, backgroundCheckpoints, logger: c.resolve(Logger).child({ plugin: 'store-sqlite' }) });
+      },
     );
   },
   async start(ctx) {

@@ -17,6 +17,7 @@ import type {
   ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
+import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { MessageIds } from './message-ids.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
 import { openDatabase } from './open-database.js';
@@ -38,6 +39,8 @@ export interface SqliteStoreOptions {
   /** A file path (parent folders are created) or `:memory:`. */
   path: string;
   logger?: Logger;
+  /** Copy WAL frames into the file on a worker thread (default true; a `:memory:` store has no WAL). */
+  backgroundCheckpoints?: boolean;
 }
 
 /** Log keys of operation `seq` are seq * 2^24 + 1, + 2... in commit order (see migration 4). */
@@ -177,9 +180,13 @@ export class SqliteStore implements Store {
   private saveHooksTx?: Database.Transaction<(operationId: string, hooks: unknown[]) => void>;
   private recordDecisionTx?: Database.Transaction<(decision: DecisionRecord) => void>;
 
+  private checkpointer?: BackgroundCheckpointer;
+  private readonly backgroundCheckpoints: boolean;
+
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
     this.logger = options.logger;
+    this.backgroundCheckpoints = options.backgroundCheckpoints ?? true;
   }
 
   /**
@@ -192,6 +199,7 @@ export class SqliteStore implements Store {
     if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.path} is closed`);
     const db = openDatabase(this.path, this.logger);
     this.db = db;
+    if (this.backgroundCheckpoints && this.path !== ':memory:') this.checkpointer = new BackgroundCheckpointer(this.path, this.logger);
     const s = prepareStatements(db);
     this.statements = s;
     const ids = new MessageIds(s.messageIdNamespace.get()!);
@@ -300,6 +308,9 @@ export class SqliteStore implements Store {
     this.statements = undefined;
     this.dynamicStatements.clear();
     this.seqs.clear();
+    // The thread's connection closes first, so this last one checkpoints everything and removes the WAL.
+    await this.checkpointer?.stop();
+    this.checkpointer = undefined;
     db?.close();
   }
 
@@ -307,7 +318,7 @@ export class SqliteStore implements Store {
   async createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord> {
     return this.guard(() => {
       try {
-        return this.createOperationTx!.immediate(op, messages, hooks, nowIso());
+        return this.committed(this.createOperationTx!.immediate(op, messages, hooks, nowIso()));
       } catch (err) {
         this.seqs.forget(op.id);
         throw err;
@@ -357,7 +368,7 @@ export class SqliteStore implements Store {
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
     return this.guard(() => {
       try {
-        return this.commitStepTx!.immediate(operationId, commit, nowIso());
+        return this.committed(this.commitStepTx!.immediate(operationId, commit, nowIso()));
       } catch (err) {
         this.seqs.forget(operationId); // it may have been remembered by a transaction that was rolled back
         throw err;
@@ -380,7 +391,7 @@ export class SqliteStore implements Store {
 
   /** Replaces the operation's hooks in one transaction. STORE_NOT_FOUND for an unknown operation. */
   async saveHooks(operationId: string, hooks: unknown[]): Promise<void> {
-    this.guard(() => this.saveHooksTx!.immediate(operationId, hooks));
+    this.guard(() => this.committed(this.saveHooksTx!.immediate(operationId, hooks)));
   }
 
   /** Fills the empty placeholder of a deferred tool call once, with the operation state, in one transaction. */
@@ -396,7 +407,7 @@ export class SqliteStore implements Store {
         s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: nowIso() });
         return true;
       });
-      return this.publishTx.immediate(operationId, toolCallId, result, commit);
+      return this.committed(this.publishTx.immediate(operationId, toolCallId, result, commit));
     });
   }
 
@@ -417,7 +428,7 @@ export class SqliteStore implements Store {
 
   /** STORE_CONFLICT when the id exists. */
   async recordDecision(decision: DecisionRecord): Promise<void> {
-    this.guard(() => this.recordDecisionTx!.immediate(decision));
+    this.guard(() => this.committed(this.recordDecisionTx!.immediate(decision)));
   }
 
   /** Newest first (by `createdAt`, then by insertion); `since`/`until` inclusive. */
@@ -490,6 +501,12 @@ export class SqliteStore implements Store {
       seq += 1;
       return record;
     });
+  }
+
+  /** Passes a write transaction's result through, telling the background checkpointer there is more to copy. */
+  private committed<T>(result: T): T {
+    this.checkpointer?.noteCommit();
+    return result;
   }
 
   private dynamic(sql: string): Database.Statement {

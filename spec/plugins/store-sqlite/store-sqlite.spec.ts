@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import type { OperationState } from '../../../kernel/store.js';
 import { Config, Logger, Store } from '../../../kernel/tokens.js';
 import storeSqlitePlugin from '../../../plugins/store-sqlite/index.js';
 import { applyMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS } from '../../../plugins/store-sqlite/migrations.js';
+import { COMMITS_BEFORE_START } from '../../../plugins/store-sqlite/background-checkpointer.js';
 import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
 import { describeStoreContract, rejectsWithCode } from '../store-contract.js';
 
@@ -682,6 +683,92 @@ describe('store-sqlite', () => {
         assert.deepEqual(await store.getUser('child-user'), { id: 'child-user', email: 'child@example.test' });
       } finally {
         await store.close();
+      }
+    });
+  });
+
+  describe('store-sqlite background checkpoints', () => {
+    /** Bytes the database file (not its WAL) holds, and the bytes its pages take. */
+    function fileAndPages(file: string): { fileBytes: number; pageBytes: number } {
+      const db = new Database(file, { readonly: true, fileMustExist: true });
+      try {
+        const pages = db.pragma('page_count', { simple: true }) as number;
+        const size = db.pragma('page_size', { simple: true }) as number;
+        return { fileBytes: statSync(file).size, pageBytes: pages * size };
+      } finally {
+        db.close();
+      }
+    }
+
+    async function writeSome(store: SqliteStore): Promise<void> {
+      await store.createOperation({ id: 'op-1', agentId: 'a', agent: { big: 'x'.repeat(5000) }, context: {}, state: state() }, [], []);
+      // Enough commits for the thread to start (it waits for COMMITS_BEFORE_START).
+      for (let i = 1; i <= COMMITS_BEFORE_START + 20; i++) {
+        await store.commitStep('op-1', { state: state(i), messages: [{ role: 'assistant', content: `m${i} ${'y'.repeat(500)}` }] });
+      }
+    }
+
+    it('has no thread and copies nothing before COMMITS_BEFORE_START commits', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      try {
+        await store.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [], []);
+        for (let i = 1; i < COMMITS_BEFORE_START - 1; i++) await store.commitStep('op-1', { state: state(i) });
+        await new Promise((r) => setTimeout(r, 200));
+        const seen = fileAndPages(file);
+        assert.ok(seen.fileBytes < seen.pageBytes, `file ${seen.fileBytes} bytes, pages ${seen.pageBytes} bytes`);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('copies committed pages into the database file on another thread, without a checkpoint by the writer', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      try {
+        await writeSome(store);
+        // Far below the writer's own checkpoint interval, so only the thread can have copied them.
+        const deadline = Date.now() + 10_000;
+        let seen = fileAndPages(file);
+        while (seen.fileBytes < seen.pageBytes && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 20));
+          seen = fileAndPages(file);
+        }
+        assert.equal(seen.fileBytes, seen.pageBytes);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('leaves the pages in the WAL when switched off', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      try {
+        await writeSome(store);
+        await new Promise((r) => setTimeout(r, 200));
+        const seen = fileAndPages(file);
+        assert.ok(seen.fileBytes < seen.pageBytes, `file ${seen.fileBytes} bytes, pages ${seen.pageBytes} bytes`);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('close ends the thread before the last connection, which checkpoints everything and removes the WAL', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      await writeSome(store);
+      await store.close();
+      assert.equal(existsSync(`${file}-wal`), false);
+      const reopened = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await reopened.migrate();
+      try {
+        assert.equal((await reopened.listMessages('op-1')).length, COMMITS_BEFORE_START + 20);
+      } finally {
+        await reopened.close();
       }
     });
   });

@@ -1,0 +1,49 @@
+/**
+ * The background checkpointer's thread (see background-checkpointer.ts). It
+ * owns a second connection to the store's file and, every `intervalMs` when
+ * the writer counted new commits, runs a PASSIVE checkpoint: WAL frames are
+ * copied into the database file and both are synced here, off the writer's
+ * thread. It never waits for a lock (busy_timeout 0; a busy checkpoint is
+ * simply tried again next time). Messages: `'stop'` in; `{ type: 'error',
+ * message }` out once if a checkpoint fails with anything but SQLITE_BUSY,
+ * after which the thread ends.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+interface CheckpointWorkerData {
+  file: string;
+  intervalMs: number;
+  /** Int32 slot 0: commits the writer made so far. */
+  commits: SharedArrayBuffer;
+}
+
+const { file, intervalMs, commits } = workerData as CheckpointWorkerData;
+const counter = new Int32Array(commits);
+const db = new Database(file, { fileMustExist: true });
+db.pragma('busy_timeout = 0');
+// From 0, not the current count: commits made while this thread was starting count too.
+let seen = 0;
+
+function stop(): void {
+  clearInterval(timer);
+  db.close();
+  parentPort!.close();
+}
+
+const timer = setInterval(() => {
+  const now = Atomics.load(counter, 0);
+  if (now === seen) return;
+  seen = now;
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_BUSY') return;
+    parentPort!.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    stop();
+  }
+}, intervalMs);
+
+parentPort!.on('message', (message) => {
+  if (message === 'stop') stop();
+});
