@@ -40,8 +40,6 @@ export class BackgroundCheckpointer {
     const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
       workerData: { file: this.file, intervalMs: INTERVAL_MS, commits: this.commits.buffer },
     });
-    // A store nobody closed must not keep the process alive.
-    worker.unref();
     worker.on('message', (message: { type?: string; message?: string }) => {
       if (message.type === 'error') this.logger?.warn('background checkpoints stopped; commits checkpoint inline', { error: message.message });
     });
@@ -52,6 +50,8 @@ export class BackgroundCheckpointer {
     worker.on('exit', () => {
       if (this.worker === worker) this.worker = undefined;
     });
+    // A store nobody closed must not keep the process alive. After the listeners: a 'message' listener refs the port.
+    worker.unref();
     this.worker = worker;
   }
 

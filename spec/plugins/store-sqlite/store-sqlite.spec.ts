@@ -756,6 +756,14 @@ describe('store-sqlite', () => {
       }
     });
 
+    it('does not keep a process alive whose store was never closed', async () => {
+      const file = freshPath();
+      mkdirSync(path.dirname(file), { recursive: true });
+      // execFile's timeout kills a child that hangs; the kill then fails this spec.
+      const { stdout } = await run(process.execPath, [childScript, 'leave-open', file], { timeout: 15_000 });
+      assert.equal(stdout, 'left open\n');
+    });
+
     it('close ends the thread before the last connection, which checkpoints everything and removes the WAL', async () => {
       const file = freshPath();
       const store = new SqliteStore({ path: file });
