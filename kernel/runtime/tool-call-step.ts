@@ -22,7 +22,7 @@ export type ToolCallOutcome =
 export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, callIndex: number, stepIndex: number): Promise<ToolCallOutcome> {
   const operationId = op.record.id;
   const signal = op.abort.signal;
-  const assistant = [...op.messages].reverse().find((m) => m.role === 'assistant' && m.toolCalls?.some((c) => c.id === call.id));
+  const assistant = assistantMessageOf(op, call.id);
   const entry = deps.tools.get(toolKey(call.identifier, call.apiName));
   const context = buildToolCallHookContext({
     call,
@@ -84,6 +84,15 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   }
   if (signal.aborted) return { kind: 'cancelled' };
   return published(deps, op, context, result, mocked, threw, started);
+}
+
+/** The newest assistant message that asked for `toolCallId` (searched from the end, without copying the conversation). */
+function assistantMessageOf(op: RunningOperation, toolCallId: string): RunningOperation['messages'][number] | undefined {
+  for (let i = op.messages.length - 1; i >= 0; i--) {
+    const m = op.messages[i]!;
+    if (m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId)) return m;
+  }
+  return undefined;
 }
 
 /**

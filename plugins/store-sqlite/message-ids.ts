@@ -16,17 +16,20 @@ const GENERATED_ID = /^([0-9a-f]{8})-([0-9a-f]{4})-8([0-9a-f]{3})-8([0-9a-f]{3})
  * so the two kinds can never meet. Synchronous, never throws except where said.
  */
 export class MessageIds {
+  /** Everything before the key's digits: `nnnnnnnn-nnnn-8nnn-8`. */
+  private readonly prefix: string;
+
   constructor(private readonly namespace: string) {
     if (!/^[0-9a-f]{15}$/.test(namespace)) {
       throw new HookgateError('STORE_CORRUPT', `store_identity holds an invalid message id namespace "${namespace}"`);
     }
+    this.prefix = `${namespace.slice(0, 8)}-${namespace.slice(8, 12)}-8${namespace.slice(12, NAMESPACE_DIGITS)}-8`;
   }
 
   /** The id of the generated-id message stored at `key`. */
   forKey(key: number): string {
-    const n = this.namespace;
     const k = key.toString(16).padStart(KEY_DIGITS, '0');
-    return `${n.slice(0, 8)}-${n.slice(8, 12)}-8${n.slice(12, NAMESPACE_DIGITS)}-8${k.slice(0, 3)}-${k.slice(3)}`;
+    return `${this.prefix}${k.slice(0, 3)}-${k.slice(3)}`;
   }
 
   /** The log key an id of this database's namespace names, or undefined for any other id. */
