@@ -60,10 +60,23 @@ export function parseAgentDefinition(raw: unknown, source: string): AgentDefinit
   throw new HookgateError('AGENT_INVALID', lines.join('\n'), { details: { source, problems: lines } });
 }
 
+/** Answers per reference list: agent definitions are frozen, and the loop asks about the same tools every step. */
+const coverage = new WeakMap<readonly string[], Map<string, boolean>>();
+
 /** Whether a tool reference list (`fs/*`, `*`, `fs/readFile`) covers a tool. */
 export function toolListCovers(list: readonly string[] | undefined, identifier: string, apiName: string): boolean {
   if (!list) return false;
-  return list.some((ref) => ref === '*' || ref === `${identifier}/*` || ref === `${identifier}/${apiName}`);
+  const key = `${identifier}/${apiName}`;
+  // Only frozen lists are remembered; a list that can still change is checked every time.
+  let answers = Object.isFrozen(list) ? coverage.get(list) : undefined;
+  const known = answers?.get(key);
+  if (known !== undefined) return known;
+  const covered = list.some((ref) => ref === '*' || ref === `${identifier}/*` || ref === key);
+  if (Object.isFrozen(list)) {
+    if (!answers) coverage.set(list, (answers = new Map()));
+    answers.set(key, covered);
+  }
+  return covered;
 }
 
 /** Agent definitions are shared by every operation that runs them, so they are immutable. */

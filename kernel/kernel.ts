@@ -7,7 +7,7 @@ import type { Plugin } from './plugin.js';
 import { PluginHost, type PluginStatus } from './plugin-host.js';
 import { AgentRegistry } from './runtime/agent-registry.js';
 import { AgentRuntime, type ExecAgentOptions } from './runtime/agent-runtime.js';
-import { OperationEvents } from './runtime/operation-events.js';
+import { OperationEvents, type OperationEvent } from './runtime/operation-events.js';
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
@@ -85,7 +85,12 @@ export class Kernel {
         mode: this.options.deliveryMode ?? 'local',
         webhooks: this.options.webhookSupport ? this.options.webhookSupport(this) : this.defaultWebhookSupport(store),
         loadPersistedHooks: (id) => store.loadHooks(id),
-        onDelivered: (d) => this.events.emit({ type: 'hook', operationId: d.operationId, hookType: d.hookType, hookId: d.hookId, via: d.via, ...(d.stepIndex !== undefined ? { stepIndex: d.stepIndex } : {}) }),
+        onDelivered: (operationId, hookType, hookId, via, stepIndex) => {
+          if (!this.events.listening) return;
+          const event: Extract<OperationEvent, { type: 'hook' }> = { type: 'hook', operationId, hookType, hookId, via };
+          if (stepIndex !== undefined) event.stepIndex = stepIndex;
+          this.events.emit(event);
+        },
       });
       const models = new Map<string, ModelProvider>();
       for (const m of this.host.resolveAll(ModelProviders)) models.set(m.name, m);

@@ -41,7 +41,7 @@ export interface HookDispatcherOptions {
   mode?: DeliveryMode;
   webhooks?: WebhookSupport;
   /** Told about every delivery (handler called, webhook sent), in order; for timelines. Must not throw. */
-  onDelivered?: (delivery: { operationId: string; hookType: HookType; hookId: string; via: 'handler' | 'webhook'; stepIndex?: number }) => void;
+  onDelivered?: (operationId: string, hookType: HookType, hookId: string, via: 'handler' | 'webhook', stepIndex: number | undefined) => void;
   /** Reads an operation's persisted caller hooks; a rejection propagates (no policy is never assumed). */
   loadPersistedHooks?: (operationId: string) => Promise<unknown[]>;
 }
@@ -73,7 +73,8 @@ export class HookDispatcher {
   }
 
   private delivered(operationId: string, hook: RegisteredHook, via: 'handler' | 'webhook', event: object): void {
-    this.onDelivered?.({ operationId, hookType: hook.type, hookId: hook.id, via, stepIndex: (event as { stepIndex?: number }).stepIndex });
+    // Positional: three deliveries a step, and usually nobody watches the timeline.
+    this.onDelivered?.(operationId, hook.type, hook.id, via, (event as { stepIndex?: number }).stepIndex);
   }
 
   /**

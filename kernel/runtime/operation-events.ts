@@ -37,6 +37,11 @@ export class OperationEvents {
     return () => this.emitter.off('event', safe);
   }
 
+  /** Whether anyone listens: lets a caller skip building an event nobody reads. */
+  get listening(): boolean {
+    return this.emitter.listenerCount('event') > 0;
+  }
+
   emit(event: OperationEvent): void {
     if (this.emitter.listenerCount('event') > 0) this.emitter.emit('event', event);
   }
