@@ -200,7 +200,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   },
   {
     version: 4,
-    description: 'messages and steps of an operation in one append-only log; generated message ids need no index',
+    description: 'messages and steps of an operation in one append-only log; generated message ids need no index; shared agent definitions',
     // A step commit used to touch three b-trees (steps, messages, messages_by_id): each a page, so a WAL frame and
     // later a checkpoint copy, plus the growth pages of each. Now a step's row and its messages are neighbours in one
     // rowid table keyed operation_seq * 2^24 + n (n counts the operation's entries in commit order), so the usual
@@ -252,6 +252,28 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       DROP TABLE messages;
       DROP TABLE steps;
       CREATE UNIQUE INDEX operation_log_by_message_id ON operation_log (message_id) WHERE message_id IS NOT NULL;
+
+      -- Only sub-operations have a parent: a top-level operation no longer writes an index page for its NULL.
+      DROP INDEX operations_by_parent;
+      CREATE INDEX operations_by_parent ON operations (parent_operation_id, seq) WHERE parent_operation_id IS NOT NULL;
+
+      -- Operations of one agent share its stored definition (kilobytes, written once per distinct definition, found by
+      -- the sha256 of its JSON text); the small context moves into the operations row. Migrated definitions get no
+      -- digest: each distinct text is stored once, and new operations store theirs again with a digest.
+      CREATE TABLE agent_definitions (
+        seq INTEGER PRIMARY KEY,
+        digest TEXT UNIQUE,
+        agent TEXT NOT NULL
+      );
+      INSERT INTO agent_definitions (agent) SELECT agent FROM operation_definitions GROUP BY agent ORDER BY MIN(operation_seq);
+      CREATE INDEX agent_definitions_by_text ON agent_definitions (agent);
+      ALTER TABLE operations ADD COLUMN agent_seq INTEGER REFERENCES agent_definitions (seq);
+      ALTER TABLE operations ADD COLUMN context TEXT NOT NULL DEFAULT '{}';
+      UPDATE operations SET
+        agent_seq = (SELECT a.seq FROM operation_definitions d JOIN agent_definitions a ON a.agent = d.agent WHERE d.operation_seq = operations.seq),
+        context = (SELECT d.context FROM operation_definitions d WHERE d.operation_seq = operations.seq);
+      DROP INDEX agent_definitions_by_text;
+      DROP TABLE operation_definitions;
     `,
   },
 ]);

@@ -12,7 +12,7 @@ export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 /** Tables every hookgate database has, and those of the message and step storage before and after schema 4. */
 const REQUIRED_TABLES = ['operations', 'hook_registrations', 'users', 'decisions'];
 const LOG_TABLES_BEFORE_4 = ['messages', 'steps'];
-const LOG_TABLES_FROM_4 = ['operation_log', 'store_identity'];
+const LOG_TABLES_FROM_4 = ['operation_log', 'store_identity', 'agent_definitions'];
 
 /**
  * Opens (or creates) the database at `file` and brings its schema to the

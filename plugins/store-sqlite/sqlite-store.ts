@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
@@ -51,14 +52,14 @@ const LOG_RANGE = (alias: string) =>
 /** The key of operation `o`'s newest log entry that carries a state (one backward seek over its range), or NULL. */
 const NEWEST_STATE_KEY = `(SELECT key FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.state_version IS NOT NULL ORDER BY key DESC LIMIT 1)`;
 /**
- * An operation row joined with its write-once definition (agent, context) and its current state: the state of
+ * An operation row joined with its agent definition and its current state: the state of
  * its newest step entry when that entry carries a newer state version than the row (a step-only commit wrote it),
  * else the row's. updatedAt is the later of the row's and that entry's commit time.
  */
 const OPERATION_COLUMNS =
-  `o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, d.agent, d.context, COALESCE(ls.state, o.state) AS state,
+  `o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, a.agent, o.context, COALESCE(ls.state, o.state) AS state,
    o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.created_at) END AS updated_at`;
-const OPERATION_FROM = `operations o JOIN operation_definitions d ON d.operation_seq = o.seq
+const OPERATION_FROM = `operations o JOIN agent_definitions a ON a.seq = o.agent_seq
   LEFT JOIN operation_log ls ON ls.key = ${NEWEST_STATE_KEY} AND ls.state_version > o.state_version`;
 /** A message entry with its operation's id; `id` is NULL for a generated id (derived from the key). */
 const MESSAGE_COLUMNS = `l.key, l.message_id AS id, o.id AS operation_id, l.message_seq AS seq, l.role, l.content, l.tool_calls, l.tool_call_id,
@@ -73,10 +74,11 @@ type Statements = ReturnType<typeof prepareStatements>;
 function prepareStatements(db: Database.Database) {
   return {
     insertOperation: db.prepare(
-      `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at)
-       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now)`,
+      `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at, agent_seq, context)
+       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context)`,
     ),
-    insertDefinition: db.prepare('INSERT INTO operation_definitions (operation_seq, agent, context) VALUES (?, ?, ?)'),
+    agentDefinitionSeq: db.prepare<[string], number>('SELECT seq FROM agent_definitions WHERE digest = ?').pluck(),
+    insertAgentDefinition: db.prepare<[string, string]>('INSERT INTO agent_definitions (digest, agent) VALUES (?, ?)'),
     getOperation: db.prepare<[string], OperationRow>(`SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.id = ?`),
     operationExists: db.prepare<[string], number>('SELECT 1 FROM operations WHERE id = ?').pluck(),
     operationSeq: db.prepare<[string], number>('SELECT seq FROM operations WHERE id = ?').pluck(),
@@ -205,6 +207,10 @@ export class SqliteStore implements Store {
     const ids = new MessageIds(s.messageIdNamespace.get()!);
     this.ids = ids;
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
+      // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
+      const agent = JSON.stringify(op.agent ?? null);
+      const digest = createHash('sha256').update(agent).digest('hex');
+      const agentSeq = s.agentDefinitionSeq.get(digest) ?? Number(s.insertAgentDefinition.run(digest, agent).lastInsertRowid);
       let seq: number | bigint;
       try {
         seq = s.insertOperation.run({
@@ -214,13 +220,14 @@ export class SqliteStore implements Store {
           userId: op.userId ?? null,
           state: JSON.stringify(op.state),
           now,
+          agentSeq,
+          context: JSON.stringify(op.context ?? {}),
         }).lastInsertRowid;
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });
         throw err;
       }
       const opSeq = this.seqs.remember(op.id, Number(seq));
-      s.insertDefinition.run(opSeq, JSON.stringify(op.agent ?? null), JSON.stringify(op.context ?? {}));
       this.insertMessages(s, op.id, opSeq, opSeq * LOG_KEYS_PER_OPERATION + 1, 1, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
       return toOperationRecord(s.getOperation.get(op.id)!);

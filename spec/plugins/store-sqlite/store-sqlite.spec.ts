@@ -81,7 +81,7 @@ describe('store-sqlite', () => {
   });
 
   describe('store-sqlite migrations', () => {
-    const ALL_TABLES = ['decision_policies', 'decisions', 'hook_registrations', 'operation_definitions', 'operation_log', 'operations', 'store_identity', 'users'];
+    const ALL_TABLES = ['agent_definitions', 'decision_policies', 'decisions', 'hook_registrations', 'operation_log', 'operations', 'store_identity', 'users'];
 
     it('creates a missing file and its folders at the latest schema version', async () => {
       const file = freshPath();
@@ -509,6 +509,79 @@ describe('store-sqlite', () => {
       } finally {
         await store.close();
       }
+    });
+  });
+
+  describe('store-sqlite agent definitions', () => {
+    function definitionRows(file: string): Array<{ digest: string | null; agent: string }> {
+      const db = new Database(file, { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare('SELECT digest, agent FROM agent_definitions ORDER BY seq').all() as Array<{ digest: string | null; agent: string }>;
+      } finally {
+        db.close();
+      }
+    }
+
+    it('stores each distinct agent definition once; every operation reads back its own', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      const big = { id: 'agent-a', instructions: 'x'.repeat(4000) };
+      try {
+        for (const id of ['op-1', 'op-2', 'op-3']) await store.createOperation({ id, agentId: 'agent-a', agent: big, context: { n: id }, state: state() }, [], []);
+        await store.createOperation({ id: 'op-4', agentId: 'agent-a', agent: { ...big, instructions: 'changed' }, context: {}, state: state() }, [], []);
+        // A failed create (duplicate id) with a new definition leaves nothing behind.
+        await rejectsWithCode(store.createOperation({ id: 'op-1', agentId: 'agent-b', agent: { id: 'agent-b' }, context: {}, state: state() }, [], []), 'STORE_CONFLICT');
+        assert.deepEqual((await store.listOperations()).map((o) => [o.id, (o.agent as { instructions: string }).instructions.length, o.context]), [
+          ['op-4', 7, {}],
+          ['op-3', 4000, { n: 'op-3' }],
+          ['op-2', 4000, { n: 'op-2' }],
+          ['op-1', 4000, { n: 'op-1' }],
+        ]);
+      } finally {
+        await store.close();
+      }
+      const rows = definitionRows(file);
+      assert.equal(rows.length, 2);
+      for (const row of rows) assert.match(row.digest!, /^[0-9a-f]{64}$/);
+    });
+
+    it('migrates one row per distinct definition text and keeps each operation on its own', async () => {
+      const file = freshPath();
+      mkdirSync(path.dirname(file), { recursive: true });
+      const db = new Database(file);
+      try {
+        db.pragma('journal_mode = WAL');
+        applyMigrations(db, 0, undefined, MIGRATIONS.slice(0, 3));
+        const op = db.prepare(
+          `INSERT INTO operations (seq, id, agent_id, status, state, created_at, updated_at) VALUES (?, ?, 'a', 'done', ?, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')`,
+        );
+        const definition = db.prepare('INSERT INTO operation_definitions (operation_seq, agent, context) VALUES (?, ?, ?)');
+        ['one', 'two', 'one', 'three', 'two'].forEach((text, i) => {
+          op.run(i + 1, `op-${i + 1}`, JSON.stringify(state()));
+          definition.run(i + 1, JSON.stringify({ id: 'a', instructions: text }), JSON.stringify({ i: String(i + 1) }));
+        });
+      } finally {
+        db.close();
+      }
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      try {
+        assert.deepEqual((await store.listOperations()).map((o) => [o.id, (o.agent as { instructions: string }).instructions, o.context.i]), [
+          ['op-5', 'two', '5'],
+          ['op-4', 'three', '4'],
+          ['op-3', 'one', '3'],
+          ['op-2', 'two', '2'],
+          ['op-1', 'one', '1'],
+        ]);
+      } finally {
+        await store.close();
+      }
+      assert.deepEqual(definitionRows(file).map((r) => [r.digest, (JSON.parse(r.agent) as { instructions: string }).instructions]), [
+        [null, 'one'],
+        [null, 'two'],
+        [null, 'three'],
+      ]);
     });
   });
 
