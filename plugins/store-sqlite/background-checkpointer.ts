@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../kernel/logger.js';
 
@@ -34,10 +33,12 @@ export class BackgroundCheckpointer {
   constructor(
     private readonly file: string,
     private readonly logger?: Logger,
+    /** The thread's script (tests point it elsewhere to see a thread that cannot start). */
+    private readonly script: URL = new URL('./checkpoint-worker.js', import.meta.url),
   ) {}
 
   private start(): void {
-    const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
+    const worker = new Worker(this.script, {
       workerData: { file: this.file, intervalMs: INTERVAL_MS, commits: this.commits.buffer },
     });
     worker.on('message', (message: { type?: string; message?: string }) => {
@@ -55,8 +56,15 @@ export class BackgroundCheckpointer {
     this.worker = worker;
   }
 
+  /** Never throws: it runs after a commit, which must not be reported as failed (a thread that cannot start is only a warning). */
   noteCommit(): void {
-    if (Atomics.add(this.commits, 0, 1) === COMMITS_BEFORE_START - 1 && !this.stopped) this.start();
+    if (Atomics.add(this.commits, 0, 1) !== COMMITS_BEFORE_START - 1 || this.stopped) return;
+    try {
+      this.start();
+    } catch (err) {
+      this.stopped = true;
+      this.logger?.warn('background checkpoints could not start; commits checkpoint inline', { error: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   /**
@@ -68,7 +76,8 @@ export class BackgroundCheckpointer {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
-    const exited = once(worker, 'exit').catch(() => undefined);
+    // Only 'exit' counts (events.once would also settle on an 'error', before the thread's connection is closed).
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.ref(); // keep the process alive until the thread has closed its connection
     if (this.online) worker.postMessage('stop');
     else await worker.terminate();

@@ -38,7 +38,9 @@ const timer = setInterval(() => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_BUSY') return;
+    // Another checkpointer or a writer holding a lock: try again next time.
+    const code = String((err as { code?: unknown }).code ?? '');
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return;
     parentPort!.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) });
     stop();
   }

@@ -14,6 +14,12 @@ const GENERATED_ID = /^([0-9a-f]{8})-([0-9a-f]{4})-8([0-9a-f]{3})-8([0-9a-f]{3})
  * commit writes one b-tree page instead of two. Ids a caller supplies are kept
  * as given and indexed; one that falls in this database's namespace is refused,
  * so the two kinds can never meet. Synchronous, never throws except where said.
+ *
+ * A generated id names a position in an operation's log. If the last commits
+ * are lost (a power cut under `synchronous = NORMAL`) or the file is restored
+ * from a backup, the step that runs again writes its message at the same
+ * position, under the same id; a copied file shares its namespace with the
+ * original.
  */
 export class MessageIds {
   /** Everything before the key's digits: `nnnnnnnn-nnnn-8nnn-8`. */
@@ -34,7 +40,8 @@ export class MessageIds {
 
   /** The log key an id of this database's namespace names, or undefined for any other id. */
   keyOf(id: string): number | undefined {
-    const parts = GENERATED_ID.exec(id);
+    // UUIDs compare case-insensitively (RFC 9562): the upper-case form of a generated id is the same id.
+    const parts = GENERATED_ID.exec(id.toLowerCase());
     if (!parts || `${parts[1]}${parts[2]}${parts[3]}` !== this.namespace) return undefined;
     return parseInt(`${parts[4]}${parts[5]}`, 16);
   }

@@ -245,10 +245,11 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
         FROM messages ORDER BY operation_seq, seq;
       INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary,
           state, state_version)
-        SELECT s.key + (SELECT COUNT(*) FROM messages m WHERE m.operation_seq = s.operation_seq), s.operation_seq, 'step',
+        SELECT s.key + COALESCE(c.n, 0), s.operation_seq, 'step',
           COALESCE(s.state_updated_at, s.finished_at), s.step_index, s.kind, s.started_at, s.finished_at, s.usage, s.summary,
           s.state, s.state_version
-        FROM steps s ORDER BY s.key;
+        FROM steps s LEFT JOIN (SELECT operation_seq, COUNT(*) AS n FROM messages GROUP BY operation_seq) c ON c.operation_seq = s.operation_seq
+        ORDER BY s.key;
       DROP TABLE messages;
       DROP TABLE steps;
       CREATE UNIQUE INDEX operation_log_by_message_id ON operation_log (message_id) WHERE message_id IS NOT NULL;
@@ -283,7 +284,8 @@ export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 /**
  * Applies every migration above `fromVersion`, each in its own transaction
  * together with its `PRAGMA user_version` bump, so a crash leaves the database
- * at the last complete version. Synchronous; throws the SQLite error of a
+ * at the last complete version; one that another connection applied meanwhile
+ * is skipped. Synchronous; throws the SQLite error of a
  * failed migration (that migration is rolled back).
  */
 export function applyMigrations(
@@ -295,12 +297,15 @@ export function applyMigrations(
   let version = fromVersion;
   for (const migration of migrations) {
     if (migration.version <= version) continue;
-    db.transaction(() => {
+    // The version is read again under the write lock: another process opening the same file may have applied it.
+    const applied = db.transaction(() => {
+      if ((db.pragma('user_version', { simple: true }) as number) >= migration.version) return false;
       db.exec(migration.sql);
       db.pragma(`user_version = ${migration.version}`);
+      return true;
     }).immediate();
     version = migration.version;
-    logger?.info('store migrated', { version, description: migration.description });
+    if (applied) logger?.info('store migrated', { version, description: migration.description });
   }
   return version;
 }

@@ -104,9 +104,10 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO operation_log (key, operation_seq, entry, created_at, message_seq, message_id, role, content, tool_calls, tool_call_id, tool_result)
        VALUES (?, ?, 'message', ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    messageKeyExists: db.prepare<[number], number>("SELECT 1 FROM operation_log WHERE key = ? AND entry = 'message'").pluck(),
+    // A generated id names the message at its key only when that message has no supplied id.
+    messageKeyExists: db.prepare<[number], number>("SELECT 1 FROM operation_log WHERE key = ? AND entry = 'message' AND message_id IS NULL").pluck(),
     compactGeneratedMessage: db.prepare<[string, number, number]>(
-      "UPDATE operation_log SET compacted_into = ? WHERE key = ? AND operation_seq = ? AND entry = 'message'",
+      "UPDATE operation_log SET compacted_into = ? WHERE key = ? AND operation_seq = ? AND entry = 'message' AND message_id IS NULL",
     ),
     compactGivenMessage: db.prepare<[string, string, number]>('UPDATE operation_log SET compacted_into = ? WHERE message_id = ? AND operation_seq = ?'),
     listMessages: db.prepare<[string], MessageRow>(
@@ -200,11 +201,24 @@ export class SqliteStore implements Store {
     if (this.db) return;
     if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.path} is closed`);
     const db = openDatabase(this.path, this.logger);
+    try {
+      this.prepare(db);
+    } catch (err) {
+      // Nothing half set up: no statements, no open connection.
+      this.statements = undefined;
+      this.ids = undefined;
+      db.close();
+      throw translateSqliteError(err, this.path);
+    }
     this.db = db;
     if (this.backgroundCheckpoints && this.path !== ':memory:') this.checkpointer = new BackgroundCheckpointer(this.path, this.logger);
+  }
+
+  /** Prepares the statements, the message ids and the transactions of a freshly opened connection. */
+  private prepare(db: Database.Database): void {
     const s = prepareStatements(db);
+    const ids = new MessageIds(s.messageIdNamespace.get() ?? '(none)');
     this.statements = s;
-    const ids = new MessageIds(s.messageIdNamespace.get()!);
     this.ids = ids;
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
@@ -246,6 +260,10 @@ export class SqliteStore implements Store {
       const [rowVersion, newestKey, newestStateVersion, newestMessageSeq] = probe;
       const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
       let nextKey = (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1;
+      const entries = (commit.step ? 1 : 0) + (commit.messages?.length ?? 0);
+      if (nextKey + entries > (seq + 1) * LOG_KEYS_PER_OPERATION) {
+        throw new HookgateError('STORE_CONFLICT', `Operation ${operationId} is full: it holds the most steps and messages one operation can (${LOG_KEYS_PER_OPERATION - 1})`);
+      }
       const stateOnly = commit.status === undefined && commit.reason === undefined && commit.error === undefined;
       const step = commit.step;
       const stateInStep = step !== undefined && stateOnly;
@@ -309,6 +327,14 @@ export class SqliteStore implements Store {
 
   /** Closes the connection (WAL is checkpointed). Idempotent; later calls throw KERNEL_STOPPED. */
   async close(): Promise<void> {
+    // A second call while the first waits for the checkpoint thread gets the same promise.
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  private closing?: Promise<void>;
+
+  private async closeNow(): Promise<void> {
     this.closed = true;
     const db = this.db;
     this.db = undefined;

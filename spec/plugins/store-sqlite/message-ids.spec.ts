@@ -18,9 +18,13 @@ describe('store-sqlite message ids', () => {
   it('know no key for ids of another namespace or another shape', () => {
     const other = new MessageIds('fedcba987654321');
     assert.equal(ids.keyOf(other.forKey(42)), undefined);
-    for (const id of ['m-1', 'msg_4b7f', '01234567-89ab-7cde-8000-000005000003', '01234567-89AB-8CDE-8000-000005000003', `${ids.forKey(1)}x`]) {
+    for (const id of ['m-1', 'msg_4b7f', '01234567-89ab-7cde-8000-000005000003', '01234567-89ab-8cde-9000-000005000003', `${ids.forKey(1)}x`]) {
       assert.equal(ids.keyOf(id), undefined, id);
     }
+  });
+
+  it('read an id in upper case as the same id (UUIDs compare case-insensitively)', () => {
+    assert.equal(ids.keyOf('01234567-89AB-8CDE-8000-000005000003'), 5 * 16_777_216 + 3);
   });
 
   it('refuse a namespace that is not 15 lowercase hex digits', () => {

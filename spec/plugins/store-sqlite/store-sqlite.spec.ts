@@ -15,7 +15,8 @@ import type { OperationState } from '../../../kernel/store.js';
 import { Config, Logger, Store } from '../../../kernel/tokens.js';
 import storeSqlitePlugin from '../../../plugins/store-sqlite/index.js';
 import { applyMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS } from '../../../plugins/store-sqlite/migrations.js';
-import { COMMITS_BEFORE_START } from '../../../plugins/store-sqlite/background-checkpointer.js';
+import { BackgroundCheckpointer, COMMITS_BEFORE_START } from '../../../plugins/store-sqlite/background-checkpointer.js';
+import { captureLogger } from '../../helpers/capture-logger.js';
 import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
 import { describeStoreContract, rejectsWithCode } from '../store-contract.js';
 
@@ -636,6 +637,27 @@ describe('store-sqlite', () => {
       }
     });
 
+    it('do not reach a message stored under a supplied id, and match upper case too', async () => {
+      const store = await openWithOperations(freshPath());
+      try {
+        const [first] = await store.listMessages('op-1');
+        const [given] = await store.commitStep('op-2', { state: state(1), messages: [{ id: 'given-1', role: 'user', content: 'g' }] });
+        assert.equal(given!.id, 'given-1');
+        // The generated-form id of the key that holds 'given-1' names no message.
+        const keyOfFirst = parseInt(first!.id.slice(20).replace('-', ''), 16);
+        const twin = `${first!.id.slice(0, 20)}${(keyOfFirst + 16_777_216).toString(16).padStart(15, '0').replace(/^(.{3})/, '$1-')}`;
+        await rejectsWithCode(store.commitStep('op-2', { state: state(2), compact: { messageIds: [twin], summaryId: 'given-1' } }), 'STORE_NOT_FOUND');
+        await assert.rejects(store.commitStep('op-2', { state: state(2), messages: [{ id: first!.id.toUpperCase(), role: 'user', content: 'dup' }] }), (err: unknown) => {
+          assert.ok(isHookgateError(err, 'STORE_CONFLICT'));
+          assert.equal(err.message, `Message ${first!.id.toUpperCase()} already exists`);
+          return true;
+        });
+        assert.deepEqual((await store.listMessages('op-2', { includeCompacted: true })).map((m) => [m.id, m.compactedInto]), [['given-1', undefined]]);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('differ between two database files for the same position', async () => {
       const one = await openWithOperations(freshPath());
       const two = await openWithOperations(freshPath());
@@ -851,6 +873,97 @@ describe('store-sqlite', () => {
       } finally {
         await reopened.close();
       }
+    });
+  });
+
+  describe('store-sqlite limits and recovery', () => {
+    it('refuses a commit that would run past the operation key range, writing nothing', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      await store.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [], []);
+      await store.close();
+      // The operation's last possible key is taken (as after 2^24 - 1 entries).
+      const db = new Database(file);
+      try {
+        const seq = db.prepare("SELECT seq FROM operations WHERE id = 'op-1'").pluck().get() as number;
+        db.prepare("INSERT INTO operation_log (key, operation_seq, entry, created_at, message_seq, role, content) VALUES (?, ?, 'message', 'x', 1, 'user', 'last')")
+          .run((seq + 1) * 16_777_216 - 1, seq);
+      } finally {
+        db.close();
+      }
+      const reopened = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await reopened.migrate();
+      try {
+        await assert.rejects(reopened.commitStep('op-1', { state: state(1), messages: [{ role: 'assistant', content: 'one more' }] }), (err: unknown) => {
+          assert.ok(isHookgateError(err, 'STORE_CONFLICT'));
+          assert.match(err.message, /Operation op-1 is full/);
+          return true;
+        });
+        assert.deepEqual((await reopened.listMessages('op-1')).map((m) => m.content), ['last']);
+        assert.equal((await reopened.getOperation('op-1'))!.state.stepIndex, 0);
+      } finally {
+        await reopened.close();
+      }
+    });
+
+    it('fails migrate cleanly on a damaged message id namespace and stays unusable, not half set up', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      await store.close();
+      const db = new Database(file);
+      try {
+        db.prepare("UPDATE store_identity SET message_id_namespace = 'not hex'").run();
+      } finally {
+        db.close();
+      }
+      const damaged = new SqliteStore({ path: file });
+      await rejectsWithCode(damaged.migrate(), 'STORE_CORRUPT');
+      await rejectsWithCode(damaged.migrate(), 'STORE_CORRUPT');
+      await rejectsWithCode(damaged.getOperation('op-1'), 'KERNEL_NOT_STARTED');
+      await damaged.close();
+    });
+
+    it('skips a migration another connection applied after this one read the version', async () => {
+      const file = freshPath();
+      mkdirSync(path.dirname(file), { recursive: true });
+      const first = new Database(file);
+      first.pragma('journal_mode = WAL');
+      applyMigrations(first, 0, undefined, MIGRATIONS.slice(0, 3));
+      const second = new Database(file);
+      try {
+        // Both read version 3; the first applies migration 4, then the second tries.
+        assert.equal(applyMigrations(first, 3), LATEST_SCHEMA_VERSION);
+        assert.equal(applyMigrations(second, 3), LATEST_SCHEMA_VERSION);
+        assert.equal(second.prepare('SELECT count(*) FROM store_identity').pluck().get(), 1);
+      } finally {
+        first.close();
+        second.close();
+      }
+    });
+
+    it('closes once when close is called twice at the same time', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      await store.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [], []);
+      for (let i = 1; i <= COMMITS_BEFORE_START + 5; i++) await store.commitStep('op-1', { state: state(i) });
+      const both = Promise.all([store.close(), store.close()]);
+      await Promise.race([store.close(), both]);
+      // Whichever resolved first, the last connection is closed by then, so the WAL is gone.
+      assert.equal(existsSync(`${file}-wal`), false);
+      await both;
+    });
+  });
+
+  describe('background checkpointer', () => {
+    it('commits go on with a warning when the thread cannot start', async () => {
+      const { logger, lines } = captureLogger();
+      const checkpointer = new BackgroundCheckpointer(path.join(dir, 'nowhere.db'), logger, new URL('http://127.0.0.1/not-a-worker.js'));
+      for (let i = 0; i < COMMITS_BEFORE_START + 10; i++) checkpointer.noteCommit();
+      await checkpointer.stop();
+      assert.equal(lines.filter((l) => l.includes('background checkpoints could not start')).length, 1);
     });
   });
 
