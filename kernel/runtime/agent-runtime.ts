@@ -1,4 +1,5 @@
 import { nowIso } from '../clock.js';
+import { timeOrderedId } from '../time-ordered-id.js';
 import { copyRecord, copyState } from './copy-state.js';
 import { randomUUID } from 'node:crypto';
 import { deepFreeze, parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
@@ -59,7 +60,8 @@ export class AgentRuntime {
     if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
     // An inline agent gets the same validation as a defined one, before anything is stored.
     const agent = options.agent ? parseAgentDefinition(options.agent, 'execAgent({ agent })') : this.deps.agents.get(options.agentId ?? '');
-    const operationId = `op_${randomUUID()}`;
+    // Time-ordered: a new operation's id goes at the right edge of the store's id index.
+    const operationId = `op_${timeOrderedId()}`;
     const userId = options.userId ?? options.origin?.userId;
     // Validate hooks before anything is stored.
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
