@@ -2,6 +2,7 @@ import { nowIso } from '../../kernel/clock.js';
 import { randomUUID } from 'node:crypto';
 import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
+import { deepFreeze } from '../../kernel/agent-definition.js';
 import type {
   DecisionFilter,
   DecisionRecord,
@@ -16,6 +17,27 @@ import type {
   ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
+
+/** A caller's copy of an operation record: everything copied but a frozen agent definition, which is shared. */
+function copyOperation(record: OperationRecord): OperationRecord {
+  if (!Object.isFrozen(record.agent)) return copy(record);
+  const out: OperationRecord = copy({ ...record, agent: null });
+  out.agent = record.agent;
+  return out;
+}
+
+const deepFrozen = new WeakSet<object>();
+
+/** Whether nothing reachable from `value` can change (remembered once true: frozen stays frozen). */
+function isDeepFrozen(value: object): boolean {
+  if (deepFrozen.has(value)) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object' && !isDeepFrozen(child)) return false;
+  }
+  deepFrozen.add(value);
+  return true;
+}
 
 /** Drops keys whose value is undefined, so records compare equal to store-sqlite's. */
 function compact<T extends object>(record: T): T {
@@ -48,6 +70,12 @@ export class MemoryStore implements Store {
   private readonly users = new Map<string, UserRecord>();
   private readonly decisions: DecisionRecord[] = [];
   private readonly decisionIds = new Set<string>();
+  /**
+   * One frozen copy per deep-frozen agent definition, shared by every operation
+   * that runs it: nobody can change either side, so one copy stands for all
+   * (the runtime starts many operations of the same agent).
+   */
+  private readonly agentCopies = new WeakMap<object, unknown>();
 
   /** Nothing to migrate; resolves at once. */
   async migrate(): Promise<void> {
@@ -71,7 +99,7 @@ export class MemoryStore implements Store {
       parentOperationId: op.parentOperationId,
       userId: op.userId,
       status: 'running',
-      agent: copy(op.agent ?? null),
+      agent: this.agentCopy(op.agent ?? null),
       context: copy(op.context ?? {}),
       state: copy(op.state),
       createdAt: now,
@@ -85,12 +113,13 @@ export class MemoryStore implements Store {
     this.steps.set(op.id, []);
     this.hooks.set(op.id, storedHooks);
     this.store(list, inserted);
-    return copy(record);
+    return copyOperation(record);
   }
 
   async getOperation(id: string): Promise<OperationRecord | undefined> {
     this.assertOpen();
-    return copy(this.operations.get(id));
+    const record = this.operations.get(id);
+    return record && copyOperation(record);
   }
 
   /** Newest first. */
@@ -100,7 +129,7 @@ export class MemoryStore implements Store {
       .reverse()
       .filter((op) => (filter.status === undefined || op.status === filter.status) &&
         (filter.parentOperationId === undefined || op.parentOperationId === filter.parentOperationId));
-    return copy(applyLimit(matches, filter.limit));
+    return applyLimit(matches, filter.limit).map(copyOperation);
   }
 
   /** All or nothing: every check runs before the first change. Same errors as store-sqlite. */
@@ -234,6 +263,17 @@ export class MemoryStore implements Store {
     // Walked newest-inserted first; a stable sort keeps that order among equal timestamps.
     matches.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
     return copy(applyLimit(matches, filter.limit));
+  }
+
+  /** A copy of `agent`, or the shared frozen copy of a deep-frozen one. */
+  private agentCopy(agent: unknown): unknown {
+    if (agent === null || typeof agent !== 'object' || !isDeepFrozen(agent)) return copy(agent);
+    let shared = this.agentCopies.get(agent);
+    if (shared === undefined) {
+      shared = deepFreeze(copy(agent));
+      this.agentCopies.set(agent, shared);
+    }
+    return shared;
   }
 
   private assertOpen(): void {
