@@ -293,19 +293,16 @@ export class MemoryStore implements Store {
   /** Builds the records (copying caller data) without storing them. */
   private toMessageRecords(operationId: string, lastSeq: number, messages: NewMessage[], now: string): MessageRecord[] {
     let seq = lastSeq;
-    return messages.map((m) =>
-      compact({
-        id: m.id ?? randomUUID(),
-        operationId,
-        seq: ++seq,
-        role: m.role,
-        content: m.content,
-        toolCalls: copy(m.toolCalls),
-        toolCallId: m.toolCallId,
-        toolResult: copy(m.toolResult),
-        createdAt: now,
-      }),
-    );
+    return messages.map((m) => {
+      // Absent fields are left out, not set and deleted: a deleted key turns the object into a slow dictionary.
+      const record: MessageRecord = { id: m.id ?? randomUUID(), operationId, seq: ++seq, role: m.role, content: m.content, createdAt: now };
+      const toolCalls = copy(m.toolCalls);
+      if (toolCalls !== undefined) record.toolCalls = toolCalls;
+      if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;
+      const toolResult = copy(m.toolResult);
+      if (toolResult !== undefined) record.toolResult = toolResult;
+      return record;
+    });
   }
 
   private store(list: MessageRecord[], records: MessageRecord[]): void {
