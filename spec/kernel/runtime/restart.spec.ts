@@ -72,4 +72,30 @@ describe('runtime: kernel stop and resume (SQLite)', () => {
     await a.kernel.stop();
     await assert.rejects(waiting, { code: 'KERNEL_STOPPED' });
   });
+
+  it('a run long enough for background checkpoints is stored whole: every step and message reads back in a new kernel', async () => {
+    // 160 tool calls = 321 step commits, past COMMITS_BEFORE_START, so the checkpoint thread runs during the operation.
+    const calls = 160;
+    const a = await restart.first();
+    a.kernel.agents.define({
+      id: 'busy',
+      tools: ['test/*'],
+      limits: { maxSteps: 1000 },
+      model: scripted([...Array.from({ length: calls }, (_, i) => toolTurn('test', 'echo', { i }, `c${i}`)), { text: 'finished' }]),
+    });
+    const first = await (await a.kernel.execAgent({ agentId: 'busy', prompt: 'go' })).completed();
+    assert.equal(first.status, 'done');
+    await a.kernel.stop();
+
+    const b = await restart.next();
+    const stored = (await b.kernel.getOperation(first.id))!;
+    assert.deepEqual([stored.status, stored.state.stepIndex, stored.state.lastText], ['done', 2 * calls + 1, 'finished']);
+    const steps = await b.kernel.listSteps(first.id);
+    assert.deepEqual(steps.map((s) => s.stepIndex), Array.from({ length: 2 * calls + 1 }, (_, i) => i));
+    const messages = await b.kernel.listMessages(first.id);
+    assert.equal(messages.length, 2 * calls + 2);
+    assert.deepEqual(messages.map((m) => m.seq), Array.from({ length: 2 * calls + 2 }, (_, i) => i + 1));
+    assert.equal(new Set(messages.map((m) => m.id)).size, messages.length);
+    assert.equal(messages[2 * calls]!.content, `echo: {"i":${calls - 1}}`);
+  });
 });
