@@ -87,3 +87,16 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+const deepFrozen = new WeakSet<object>();
+
+/** Whether nothing reachable from `value` can change (remembered once true: frozen stays frozen). */
+export function isDeepFrozen(value: object): boolean {
+  if (deepFrozen.has(value)) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object' && !isDeepFrozen(child)) return false;
+  }
+  deepFrozen.add(value);
+  return true;
+}

@@ -2,7 +2,8 @@ import { nowIso } from '../../kernel/clock.js';
 import { randomUUID } from 'node:crypto';
 import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
-import { deepFreeze } from '../../kernel/agent-definition.js';
+import { newMessageRecord } from '../../kernel/message-record.js';
+import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
 import type {
   DecisionFilter,
   DecisionRecord,
@@ -24,19 +25,6 @@ function copyOperation(record: OperationRecord): OperationRecord {
   const out: OperationRecord = copy({ ...record, agent: null });
   out.agent = record.agent;
   return out;
-}
-
-const deepFrozen = new WeakSet<object>();
-
-/** Whether nothing reachable from `value` can change (remembered once true: frozen stays frozen). */
-function isDeepFrozen(value: object): boolean {
-  if (deepFrozen.has(value)) return true;
-  if (!Object.isFrozen(value)) return false;
-  for (const child of Object.values(value)) {
-    if (child !== null && typeof child === 'object' && !isDeepFrozen(child)) return false;
-  }
-  deepFrozen.add(value);
-  return true;
 }
 
 /** Drops keys whose value is undefined, so records compare equal to store-sqlite's. */
@@ -293,16 +281,7 @@ export class MemoryStore implements Store {
   /** Builds the records (copying caller data) without storing them. */
   private toMessageRecords(operationId: string, lastSeq: number, messages: NewMessage[], now: string): MessageRecord[] {
     let seq = lastSeq;
-    return messages.map((m) => {
-      // Absent fields are left out, not set and deleted: a deleted key turns the object into a slow dictionary.
-      const record: MessageRecord = { id: m.id ?? randomUUID(), operationId, seq: ++seq, role: m.role, content: m.content, createdAt: now };
-      const toolCalls = copy(m.toolCalls);
-      if (toolCalls !== undefined) record.toolCalls = toolCalls;
-      if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;
-      const toolResult = copy(m.toolResult);
-      if (toolResult !== undefined) record.toolResult = toolResult;
-      return record;
-    });
+    return messages.map((m) => newMessageRecord(m, m.id ?? randomUUID(), operationId, ++seq, now));
   }
 
   private store(list: MessageRecord[], records: MessageRecord[]): void {

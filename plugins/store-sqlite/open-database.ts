@@ -8,7 +8,7 @@ import { corruptError, isCorruptionError } from './sqlite-errors.js';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 /** Pages (4 KB by default) of WAL that trigger an automatic checkpoint after a commit. */
-export const WAL_AUTOCHECKPOINT_PAGES = 4000;
+const WAL_AUTOCHECKPOINT_PAGES = 4000;
 /** Tables every hookgate database has, and those of the message and step storage before and after schema 4. */
 const REQUIRED_TABLES = ['operations', 'hook_registrations', 'users', 'decisions'];
 const LOG_TABLES_BEFORE_4 = ['messages', 'steps'];

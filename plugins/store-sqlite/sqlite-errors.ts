@@ -17,11 +17,6 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
-/** True when a write hit a PRIMARY KEY (not another UNIQUE constraint). */
-export function isPrimaryKeyError(err: unknown): boolean {
-  return sqliteCode(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
-
 export function corruptError(path: string, cause?: unknown): HookgateError {
   return new HookgateError('STORE_CORRUPT', `The database file ${path} is not a hookgate database or is damaged; it was left untouched`, {
     cause,

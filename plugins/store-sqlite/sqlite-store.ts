@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
-import { jsonCopy } from '../../kernel/json-copy.js';
+import { newMessageRecord } from '../../kernel/message-record.js';
 import type { Logger } from '../../kernel/logger.js';
 import type {
   DecisionFilter,
@@ -512,24 +512,20 @@ export class SqliteStore implements Store {
   private insertMessages(s: Statements, operationId: string, opSeq: number, key: number, seq: number, messages: NewMessage[], now: string): MessageRecord[] {
     const ids = this.ids!;
     return messages.map((m) => {
-      if (m.id !== undefined && ids.keyOf(m.id) !== undefined) {
-        throw new HookgateError('STORE_CONFLICT', s.messageKeyExists.get(ids.keyOf(m.id)!) === undefined
+      const reservedKey = m.id === undefined ? undefined : ids.keyOf(m.id);
+      if (reservedKey !== undefined) {
+        throw new HookgateError('STORE_CONFLICT', s.messageKeyExists.get(reservedKey) === undefined
           ? `Message id ${m.id} is reserved for ids this store generates`
           : `Message ${m.id} already exists`);
       }
+      const id = m.id ?? ids.forKey(key);
       try {
         s.insertMessage.run(key, opSeq, now, seq, m.id ?? null, m.role, m.content, toJson(m.toolCalls), m.toolCallId ?? null, toJson(m.toolResult));
       } catch (err) {
-        if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${m.id ?? ids.forKey(key)} already exists`, { cause: err });
+        if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${id} already exists`, { cause: err });
         throw err;
       }
-      // The fields a read returns: JSON values as the column's JSON text reads back, absent ones left out.
-      const record: MessageRecord = { id: m.id ?? ids.forKey(key), operationId, seq, role: m.role, content: m.content, createdAt: now };
-      const toolCalls = jsonCopy(m.toolCalls);
-      if (toolCalls !== undefined) record.toolCalls = toolCalls;
-      if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;
-      const toolResult = jsonCopy(m.toolResult);
-      if (toolResult !== undefined) record.toolResult = toolResult;
+      const record = newMessageRecord(m, id, operationId, seq, now);
       key += 1;
       seq += 1;
       return record;

@@ -1,0 +1,19 @@
+import { jsonCopy } from './json-copy.js';
+import type { MessageRecord, NewMessage } from './store.js';
+
+/**
+ * The record a store returns for a message it has just stored, the same a
+ * later read returns: JSON values copied as a JSON column keeps them, absent
+ * fields left out. Fields are added one by one (setting a key to undefined
+ * and deleting it would leave a slow dictionary-mode object). Throws only
+ * what {@link jsonCopy} throws (a cycle, a BigInt).
+ */
+export function newMessageRecord(m: NewMessage, id: string, operationId: string, seq: number, createdAt: string): MessageRecord {
+  const record: MessageRecord = { id, operationId, seq, role: m.role, content: m.content, createdAt };
+  const toolCalls = jsonCopy(m.toolCalls);
+  if (toolCalls !== undefined) record.toolCalls = toolCalls;
+  if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;
+  const toolResult = jsonCopy(m.toolResult);
+  if (toolResult !== undefined) record.toolResult = toolResult;
+  return record;
+}
