@@ -4,7 +4,6 @@ import {
   restoreHooks,
   serializeHooks,
   snapshotHooks,
-  RESERVED_ENV_HOOK_PREFIX,
   type RegisteredHook,
   type WebhookValidator,
 } from './hook-registration.js';
@@ -283,7 +282,8 @@ export class HookDispatcher {
   private withEnvironment(caller: readonly RegisteredHook[]): readonly RegisteredHook[] {
     const env = this.environmentHooks();
     if (env.length === 0) return caller;
-    return [...caller.filter((h) => !h.id.startsWith(RESERVED_ENV_HOOK_PREFIX)), ...env];
+    // Caller hooks never carry the reserved prefix: snapshotHooks dropped them at registration and restore.
+    return [...caller, ...env];
   }
 
   private environmentHooks(): RegisteredHook[] {

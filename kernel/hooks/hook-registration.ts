@@ -1,5 +1,7 @@
 import { HookgateError } from '../errors.js';
+import { deepFreeze } from '../agent-definition.js';
 import { compileToolMatcher, type ToolMatcher } from './matcher.js';
+import { isReservedEnvHookId } from './webhook/environment-hooks.js';
 import { HOOK_TYPES, TOOL_HOOK_TYPES, isHookType, type HookHandler, type HookType, type SerializedHook, type WebhookConfig } from './hook-types.js';
 
 /** A validated, snapshotted hook: later changes to the caller's object change nothing. */
@@ -12,9 +14,6 @@ export interface RegisteredHook {
   /** A control answers allow/deny (`responseHandling: 'toolCall'`); controls get no notifications. */
   readonly isControl: boolean;
 }
-
-/** Ids starting with this are environment hooks; callers may not use it. */
-export const RESERVED_ENV_HOOK_PREFIX = 'server-env-webhook:';
 
 export type WebhookValidator = (type: HookType, raw: unknown, where: string) => WebhookConfig;
 
@@ -61,7 +60,7 @@ export function snapshotHooks(
       if (!validateWebhook) throw invalid(`${at}.webhook`, 'webhook hooks need a webhook transport plugin (transport-fetch) to be enabled');
       webhook = deepFreeze(validateWebhook(type, structuredClone(h.webhook), `${at}.webhook`));
     }
-    if (h.id.startsWith(RESERVED_ENV_HOOK_PREFIX)) {
+    if (isReservedEnvHookId(h.id)) {
       onDropped?.(h.id);
       return;
     }
@@ -82,7 +81,7 @@ export function snapshotHooks(
 /** What is persisted for an operation: webhook hooks only, templates kept, no functions. */
 export function serializeHooks(hooks: readonly RegisteredHook[]): SerializedHook[] {
   return hooks
-    .filter((h) => h.webhook !== undefined && !h.id.startsWith(RESERVED_ENV_HOOK_PREFIX))
+    .filter((h) => h.webhook !== undefined)
     .map((h) => ({ id: h.id, type: h.type, ...(h.matcher.source !== undefined ? { matcher: h.matcher.source } : {}), webhook: structuredClone(h.webhook!) as WebhookConfig }));
 }
 
@@ -107,12 +106,4 @@ export function restoreHooks(raw: unknown, validateWebhook: WebhookValidator | u
 
 function invalid(where: string, what: string): HookgateError {
   return new HookgateError('HOOK_INVALID', `${where}: ${what}`, { details: { where } });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -3,9 +3,17 @@ import type { SecretScrubber } from '../../logger.js';
 import type { WebhookConfig } from '../hook-types.js';
 
 const TEMPLATE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-const CONTROL_CHARACTERS = /[\r\n\0]/;
-const FORBIDDEN_NAMES = ['host', 'content-length', 'connection', 'transfer-encoding', 'trailer', 'upgrade'];
-const FORBIDDEN_PREFIXES = ['proxy-', 'sec-', 'upstash-'];
+/** Characters no header value may contain (they would split or end the header). */
+export const CONTROL_CHARACTERS = /[\r\n\0]/;
+/** Header names a webhook may never set (compared lower-case); `proxy-`, `sec-` and `upstash-` are prefixes. */
+const FORBIDDEN_HEADER_NAMES: readonly string[] = ['host', 'content-length', 'connection', 'transfer-encoding', 'trailer', 'upgrade'];
+const FORBIDDEN_HEADER_PREFIXES: readonly string[] = ['proxy-', 'sec-', 'upstash-'];
+
+/** True when a header name is one hookgate never lets a webhook set (checked in the config and again at send time). */
+export function isForbiddenHeaderName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return FORBIDDEN_HEADER_NAMES.includes(lower) || FORBIDDEN_HEADER_PREFIXES.some((p) => lower.startsWith(p));
+}
 
 /** The environment a send reads: `process.env` in production, a plain object in specs. */
 export type TemplateEnvironment = Readonly<Record<string, string | undefined>>;
@@ -43,8 +51,7 @@ export function resolveHeaders(config: Pick<WebhookConfig, 'headers' | 'allowedE
   const allowed = new Set(config.allowedEnvVars ?? []);
   const resolved: Record<string, string> = {};
   for (const [name, template] of Object.entries(config.headers ?? {})) {
-    const lower = name.toLowerCase();
-    if (FORBIDDEN_NAMES.includes(lower) || FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p))) configError(name, 'this header name is not allowed');
+    if (isForbiddenHeaderName(name)) configError(name, 'this header name is not allowed');
     if (CONTROL_CHARACTERS.test(template)) configError(name, 'value contains CR, LF or NUL');
     const used: string[] = [];
     const value = template.replace(TEMPLATE, (_match, variable: string) => {

@@ -1,24 +1,13 @@
 import * as v from 'valibot';
 import { HookgateError } from '../../errors.js';
 import { CONTROL_HOOK_TYPES, type HookType, type WebhookConfig } from '../hook-types.js';
-import { findTemplateVariables } from './header-templates.js';
+import { CONTROL_CHARACTERS, findTemplateVariables, isForbiddenHeaderName } from './header-templates.js';
 
 /** Longest timeout `setTimeout` can honour, in seconds. */
 export const MAX_WEBHOOK_TIMEOUT_SECONDS = 2_147_483.647;
 
-/** Header names a webhook may never set (compared lower-case); `proxy-`, `sec-` and `upstash-` are prefixes. */
-export const FORBIDDEN_HEADER_NAMES: readonly string[] = ['host', 'content-length', 'connection', 'transfer-encoding', 'trailer', 'upgrade'];
-export const FORBIDDEN_HEADER_PREFIXES: readonly string[] = ['proxy-', 'sec-', 'upstash-'];
-
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
-const CONTROL_CHARACTERS = /[\r\n\0]/;
-
-/** True when a header name is one hookgate never lets a webhook set. */
-export function isForbiddenHeaderName(name: string): boolean {
-  const lower = name.toLowerCase();
-  return FORBIDDEN_HEADER_NAMES.includes(lower) || FORBIDDEN_HEADER_PREFIXES.some((p) => lower.startsWith(p));
-}
 
 /** True for an app-relative path (`/hook`), which resolves against a configured base URL at send time. */
 export function isAppRelativeUrl(url: string): boolean {
