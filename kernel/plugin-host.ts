@@ -40,10 +40,6 @@ export class PluginHost {
     this.states.set(plugin.id, { id: plugin.id, state: 'registered', description: plugin.description });
   }
 
-  get isOpen(): boolean {
-    return this.phase === 'open';
-  }
-
   get phaseName(): string {
     return this.phase;
   }

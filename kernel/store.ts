@@ -9,6 +9,9 @@ import type { PendingTool, StepKind, TerminalReason } from './hooks/hook-types.j
 /** `waiting_tool`: parked until deferred tool results (a sub-agent, an async tool) are published. */
 export type OperationStatus = 'running' | 'waiting_approval' | 'waiting_tool' | 'done' | 'error' | 'interrupted';
 
+/** The statuses an operation never leaves. */
+export const TERMINAL_STATUSES: ReadonlySet<OperationStatus> = new Set<OperationStatus>(['done', 'error', 'interrupted']);
+
 export interface OperationState {
   stepIndex: number;
   usage: Usage;

@@ -6,8 +6,8 @@ import { deepFreeze, parseAgentDefinition, toolListCovers, type AgentDefinition 
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
 import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
-import type { MessageRecord, NewMessage, OperationRecord, OperationState, StepCommit } from '../store.js';
-import { activeMessages, type RunningOperation } from './running-operation.js';
+import { TERMINAL_STATUSES, type MessageRecord, type NewMessage, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
+import { activeMessages, locateToolCall, type RunningOperation } from './running-operation.js';
 import { compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import { controlResult, runToolCall } from './tool-call-step.js';
@@ -35,7 +35,7 @@ export type HumanDecision =
 
 type Waiter = { until: 'settled' | 'terminal'; resolve: (r: OperationRecord) => void; reject: (e: unknown) => void };
 
-const TERMINAL = new Set(['done', 'error', 'interrupted']);
+const TERMINAL = TERMINAL_STATUSES;
 
 /** Where a sub-agent operation keeps the parent's tool call id (in its stored context). */
 export const PARENT_TOOL_CALL_KEY = 'hookgate.parentToolCallId';
@@ -320,8 +320,7 @@ export class AgentRuntime {
       }
       case 'call_tool': {
         const call = state.pendingToolCalls[0]!;
-        const callIndex = this.callIndexOf(op, call.id);
-        const outcome = await runToolCall(this.deps, op, call, callIndex, stepIndex);
+        const outcome = await runToolCall(this.deps, op, call, stepIndex);
         if (outcome.kind === 'cancelled') return;
         if (outcome.kind === 'needs_approval') {
           await this.requestApproval(op, state, stepIndex, [outcome.pending], commit);
@@ -465,7 +464,8 @@ export class AgentRuntime {
     await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
     await this.dispatch(op, 'onCallAgentError', { ...base, error: errorMessage(failure) });
     const result: ToolResult = { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' };
-    const context = buildToolCallHookContext({ call, assistantMessageId: this.assistantIdOf(op, call.id), callIndex: this.callIndexOf(op, call.id), stepIndex, run: op.run, toolSource: 'agent' });
+    const located = locateToolCall(op.messages, call.id);
+    const context = buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource: 'agent' });
     const controlled = await controlResult(this.deps, op, context, result, false);
     if (controlled === 'cancelled') return 'cancelled';
     state.pendingToolCalls = state.pendingToolCalls.slice(1);
@@ -507,13 +507,13 @@ export class AgentRuntime {
   private async publishDeferred(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const deferred = op.record.state.deferredToolCallIds ?? [];
     if (TERMINAL.has(op.record.status) || op.abort.signal.aborted || !deferred.includes(toolCallId)) return { published: false };
-    const assistant = [...op.messages].reverse().find((m) => m.toolCalls?.some((c) => c.id === toolCallId));
-    const call = assistant?.toolCalls?.find((c) => c.id === toolCallId);
-    if (!assistant || !call) return { published: false };
+    const located = locateToolCall(op.messages, toolCallId);
+    if (!located) return { published: false };
+    const { call } = located;
     const context = buildToolCallHookContext({
       call,
-      assistantMessageId: assistant.id,
-      callIndex: assistant.toolCalls!.indexOf(call),
+      assistantMessageId: located.message.id,
+      callIndex: located.index,
       stepIndex: op.record.state.stepIndex,
       run: op.run,
       toolSource: call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : this.deps.tools.get(`${call.identifier}/${call.apiName}`)?.tool.toolSource,
@@ -667,18 +667,6 @@ export class AgentRuntime {
     if (userId !== undefined) event.userId = userId;
     if (op.record.parentOperationId) event.parentOperationId = op.record.parentOperationId;
     return event;
-  }
-
-  private callIndexOf(op: RunningOperation, toolCallId: string): number {
-    for (let i = op.messages.length - 1; i >= 0; i--) {
-      const idx = op.messages[i]!.toolCalls?.findIndex((c) => c.id === toolCallId) ?? -1;
-      if (idx >= 0) return idx;
-    }
-    return 0;
-  }
-
-  private assistantIdOf(op: RunningOperation, toolCallId: string): string {
-    return [...op.messages].reverse().find((m) => m.toolCalls?.some((c) => c.id === toolCallId))?.id ?? '';
   }
 }
 

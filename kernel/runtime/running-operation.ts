@@ -1,6 +1,7 @@
 import type { AgentDefinition } from '../agent-definition.js';
 import type { AgentHook } from '../hooks/hook-types.js';
 import type { ToolRunContext } from '../hooks/tool-call-context.js';
+import type { ToolCall } from '../messages.js';
 import type { MessageRecord, OperationRecord } from '../store.js';
 
 /** An operation loaded in this process: its persisted record plus what only lives in memory. */
@@ -28,4 +29,14 @@ export interface RunningOperation {
 export function activeMessages(all: readonly MessageRecord[]): MessageRecord[] {
   const live = all.filter((m) => m.compactedInto === undefined);
   return [...live.filter((m) => m.role === 'summary'), ...live.filter((m) => m.role !== 'summary')];
+}
+
+/** The newest message that asked for `toolCallId`, the call and its index there; searched from the end, without a copy. */
+export function locateToolCall(messages: readonly MessageRecord[], toolCallId: string): { message: MessageRecord; call: ToolCall; index: number } | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    const index = message.toolCalls?.findIndex((c) => c.id === toolCallId) ?? -1;
+    if (index >= 0) return { message, call: message.toolCalls![index]!, index };
+  }
+  return undefined;
 }

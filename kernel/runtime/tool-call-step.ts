@@ -3,7 +3,7 @@ import { toolListCovers } from '../agent-definition.js';
 import type { AfterToolCallEvent, ControlVerdict, PendingTool, ToolCallHookContext } from '../hooks/hook-types.js';
 import { buildToolCallHookContext } from '../hooks/tool-call-context.js';
 import type { ToolCall, ToolResult } from '../messages.js';
-import type { RunningOperation } from './running-operation.js';
+import { locateToolCall, type RunningOperation } from './running-operation.js';
 import { toolKey, type RuntimeDeps } from './runtime-deps.js';
 
 /** What one tool call produced. */
@@ -19,15 +19,15 @@ export type ToolCallOutcome =
  * the returned result (store, stream, model) and only then runs `notify`
  * (afterToolCall / onToolCallError observers).
  */
-export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, callIndex: number, stepIndex: number): Promise<ToolCallOutcome> {
+export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, stepIndex: number): Promise<ToolCallOutcome> {
   const operationId = op.record.id;
   const signal = op.abort.signal;
-  const assistant = assistantMessageOf(op, call.id);
+  const located = locateToolCall(op.messages, call.id);
   const entry = deps.tools.get(toolKey(call.identifier, call.apiName));
   const context = buildToolCallHookContext({
     call,
-    assistantMessageId: assistant?.id ?? '',
-    callIndex,
+    assistantMessageId: located?.message.id ?? '',
+    callIndex: located?.index ?? 0,
     stepIndex,
     run: op.run,
     toolSource: entry?.tool.toolSource,
@@ -86,15 +86,6 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   return published(deps, op, context, result, mocked, threw, started);
 }
 
-/** The newest assistant message that asked for `toolCallId` (searched from the end, without copying the conversation). */
-function assistantMessageOf(op: RunningOperation, toolCallId: string): RunningOperation['messages'][number] | undefined {
-  for (let i = op.messages.length - 1; i >= 0; i--) {
-    const m = op.messages[i]!;
-    if (m.role === 'assistant' && m.toolCalls?.some((c) => c.id === toolCallId)) return m;
-  }
-  return undefined;
-}
-
 /**
  * Result control (policies, then afterToolCall controls) before anything is
  * published. A deny replaces the result; it does not undo side effects.
@@ -125,8 +116,8 @@ async function published(
   threw?: string,
   started?: number,
 ): Promise<ToolCallOutcome> {
-  const denied = raw.state?.type === 'blocked' && (raw.error === 'hook_denied' || raw.error === 'hook_control_error');
-  const result = denied && started === undefined ? raw : await controlResult(deps, op, context, raw, mocked);
+  // No `started`: a denial before execution, which gets no result control.
+  const result = started === undefined ? raw : await controlResult(deps, op, context, raw, mocked);
   if (result === 'cancelled') return { kind: 'cancelled' };
   const operationId = op.record.id;
   deps.events.emit({

@@ -2,7 +2,7 @@ import readline from 'node:readline/promises';
 import { loadAgentFile } from '../../config/agent-file.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { AgentHook } from '../../kernel/hooks/hook-types.js';
-import type { OperationRecord } from '../../kernel/store.js';
+import { TERMINAL_STATUSES, type OperationRecord } from '../../kernel/store.js';
 import { HookgateError } from '../../kernel/errors.js';
 import { EXIT } from './exit-codes.js';
 import { TimelinePrinter } from './timeline-printer.js';
@@ -76,7 +76,7 @@ export async function decideCommand(kernel: Kernel, action: 'approve' | 'reject'
   }
 }
 
-const TERMINAL = new Set(['done', 'error', 'interrupted']);
+const TERMINAL = TERMINAL_STATUSES;
 
 /**
  * Waits until the run needs a human or is over: resolves the root when it is

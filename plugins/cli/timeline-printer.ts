@@ -11,7 +11,6 @@ export class TimelinePrinter {
   private spinner: NodeJS.Timeout | undefined;
   private frame = 0;
   private waitingFor = '';
-  private streamed = false;
 
   constructor(
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
@@ -27,7 +26,6 @@ export class TimelinePrinter {
         this.startSpinner(`step ${event.stepIndex} ${event.kind}`);
         break;
       case 'text_delta':
-        this.streamed = true;
         break;
       case 'assistant_message':
         if (event.text) this.line(`  💬 ${event.text.trim().replace(/\n/g, '\n     ')}`);
@@ -69,7 +67,6 @@ export class TimelinePrinter {
   private line(text: string): void {
     this.clearSpinner();
     this.out.write(text + '\n');
-    void this.streamed;
   }
 
   private startSpinner(label: string): void {
