@@ -216,10 +216,10 @@ async function compilePolicy(
   events ??= ctx.defaults.events ?? (raw.effect === 'redact' ? ['afterToolCall'] : ['beforeToolCall']);
   if (raw.effect === 'redact' && events.includes('beforeToolCall')) fail('events', 'redact applies to results: use afterToolCall or onToolCallError');
 
-  let match;
   if (matchSource !== undefined) {
+    // Compiled here only to refuse a pattern re2 cannot run; the policy set compiles all of them into one RE2.Set.
     try {
-      match = compileRe2(matchSource);
+      compileRe2(matchSource);
     } catch (err) {
       fail('match', (err as Error).message);
     }
@@ -259,7 +259,6 @@ async function compilePolicy(
     packFile: ctx.file,
     packVersion: ctx.version,
     events: new Set(events),
-    match,
     matchSource,
     args,
     when: raw.when,

@@ -26,10 +26,6 @@ export class PolicyPool {
 
   constructor(private readonly options: PolicyPoolOptions) {}
 
-  get started(): boolean {
-    return this.pool !== undefined;
-  }
-
   /**
    * Creates the workers and waits until each has loaded its dependencies, so
    * the first decision does not pay worker start-up inside its deadline.

@@ -57,11 +57,6 @@ export class PolicySet {
     return new PolicySet([]);
   }
 
-  /** True when no policy listens to `event` (the cheapest no-candidate answer). */
-  isIdle(event: PolicyEventName): boolean {
-    return (this.index.get(event)?.policies.length ?? 0) === 0;
-  }
-
   /**
    * The policies that apply to this tool call, in pack order: their `match`
    * accepts `identifier/apiName` and every `args` matcher accepts its argument.

@@ -44,8 +44,7 @@ export interface CompiledPolicy {
   /** Content digest of the pack (YAML and code modules): the worker cache key prefix. */
   packVersion: string;
   events: ReadonlySet<PolicyEventName>;
-  /** re2 on `identifier/apiName`; undefined matches every tool. */
-  match?: RE2;
+  /** re2 on `identifier/apiName` (the policy set compiles it into one RE2.Set); undefined matches every tool. */
   matchSource?: string;
   args: ArgMatcher[];
   /** JSONata source; compiled once per worker. */
