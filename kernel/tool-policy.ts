@@ -1,5 +1,6 @@
 import type { ToolCallHookContext } from './hooks/hook-types.js';
 import type { ToolResult } from './messages.js';
+import type { CanonicalArgs } from './tools.js';
 
 /**
  * An in-process control over tool calls and their results (the policy engine
@@ -19,6 +20,6 @@ export interface ToolPolicy {
   /** Optional fast check: false when this policy set cannot say anything but allow for the event type (skips the call). */
   mayDecide?(type: 'beforeToolCall' | 'afterToolCall'): boolean;
   /** Whether this policy set has anything to say for the event type at all. */
-  evaluateToolCall(event: ToolCallHookContext & { agentId?: string }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
-  evaluateToolResult(event: ToolCallHookContext & { result: ToolResult }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
+  evaluateToolCall(event: ToolCallHookContext & { agentId?: string; canonical?: CanonicalArgs }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
+  evaluateToolResult(event: ToolCallHookContext & { result: ToolResult; canonical?: CanonicalArgs }, signal?: AbortSignal): Promise<ToolPolicyDecision>;
 }
