@@ -1,8 +1,17 @@
 /** Conversation data shared by the runtime, the store and model providers. */
 
 export interface ToolCall {
-  /** The native tool call id from the model. */
+  /**
+   * The call's identity. From a model provider: the model's own id; once the
+   * runtime has the call (every stored or gated call): an id the runtime
+   * minted, unique, to which approvals, `ask`, deferred completions and the
+   * stored result are bound.
+   */
   readonly id: string;
+  /** The id the model sent (models may omit or reuse ids, so nothing is bound to it). */
+  readonly nativeId?: string;
+  /** Set by the runtime when the arguments cannot be used (not an object, too deep, not matching the tool's input schema). */
+  readonly argumentError?: string;
   readonly identifier: string;
   readonly apiName: string;
   readonly args: Record<string, unknown>;

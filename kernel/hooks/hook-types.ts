@@ -80,7 +80,10 @@ export interface OnErrorEvent extends AgentHookEvent {
 
 /** The shared tool context (`buildToolCallHookContext`). */
 export interface ToolCallHookContext {
+  /** The call identity the runtime minted (unique; what approvals and completions name). */
   toolCallId: string;
+  /** The id the model sent, when it sent one (may repeat across calls). */
+  nativeToolCallId?: string;
   assistantMessageId: string;
   identifier: string;
   apiName: string;
@@ -130,7 +133,9 @@ export interface OnToolCallErrorEvent extends ToolCallHookContext {
 }
 
 export interface PendingTool {
+  /** The call identity the runtime minted: what `approve --tool-call` names. */
   toolCallId: string;
+  nativeToolCallId?: string;
   identifier: string;
   apiName: string;
   args: Record<string, unknown>;

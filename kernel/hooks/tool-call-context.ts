@@ -51,6 +51,7 @@ export function buildToolCallHookContext(input: {
   if (run.parentOperationId !== undefined) ctx.parentOperationId = run.parentOperationId;
   const userId = run.runtime?.userId ?? run.origin?.userId;
   if (userId !== undefined) ctx.userId = userId;
+  if (call.nativeId !== undefined) ctx.nativeToolCallId = call.nativeId;
   if (input.toolSource !== undefined) ctx.toolSource = input.toolSource;
   if (input.toolMessageId !== undefined) ctx.toolMessageId = input.toolMessageId;
   if (run.runtime?.executionTarget !== undefined) ctx.executionTarget = run.runtime.executionTarget;
