@@ -4,7 +4,7 @@ import type { Store } from '../store.js';
 import type { UserDirectory } from '../user-directory.js';
 import type { WebhookSupport } from './hook-dispatcher.js';
 import type { WebhookTransport } from './webhook-transport.js';
-import { readEnvironmentHooks } from './webhook/environment-hooks.js';
+import { ENV_HOOK_TOKEN_VARIABLE, readEnvironmentHooks } from './webhook/environment-hooks.js';
 import type { SerializedHook } from './hook-types.js';
 
 /** The variables environment hooks are made from (the token only matters as set or blank: its value is resolved at send time). */
@@ -49,6 +49,9 @@ export function createWebhookSupport(options: {
   let cached: SerializedHook[] = [];
   const environmentHooks = (e: NodeJS.ProcessEnv): SerializedHook[] => {
     if (!e.AGENT_HOOK_WEBHOOK_URL) return [];
+    // Registered before any send, so a caller control echoing the environment token is scrubbed too.
+    const token = e[ENV_HOOK_TOKEN_VARIABLE];
+    if (token) options.scrubber.add(token);
     const key = ENV_HOOK_VARIABLES.map((name) => (name === 'AGENT_HOOK_WEBHOOK_TOKEN' ? String(Boolean(e[name]?.trim())) : (e[name] ?? ''))).join('\u0000');
     if (key !== cachedKey) {
       cached = readEnvironmentHooks(e);

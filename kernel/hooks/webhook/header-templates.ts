@@ -37,9 +37,10 @@ function configError(header: string, problem: string): never {
  * secret is used by the next send. The stored config is not changed and keeps
  * its templates.
  *
- * Only variables listed in `allowedEnvVars` resolve. Every resolved value is
- * registered with `scrubber` before it is returned, so it is redacted from
- * every log line from then on.
+ * Only variables listed in `allowedEnvVars` resolve. Every resolved variable,
+ * and every whole header value built from one, is registered with `scrubber`
+ * before it is returned, so it is redacted from every log line and every deny
+ * reason from then on.
  *
  * Synchronous. Throws `HookgateError('WEBHOOK_CONFIG_INVALID')` when a
  * variable is not allowed or not set (an empty value counts as not set), when
@@ -65,6 +66,8 @@ export function resolveHeaders(config: Pick<WebhookConfig, 'headers' | 'allowedE
     const which = used.length > 0 ? ` (from ${used.join(', ')})` : '';
     if (CONTROL_CHARACTERS.test(value)) configError(name, `resolved value${which} contains CR, LF or NUL`);
     if (value.includes('${')) configError(name, `resolved value${which} still contains "\${"`);
+    // The whole value too (`Bearer <secret>`), so a short secret inside it is still caught.
+    if (used.length > 0) scrubber.add(value);
     resolved[name] = value;
   }
   return resolved;

@@ -107,7 +107,10 @@ export class WebhookSender {
    * `parseControlResponse`.
    *
    * Already aborted, aborted while the email was looked up, or aborted after
-   * the response arrived: `cancelled` (the tool must not run). A bad URL,
+   * the response arrived: `cancelled` (the tool must not run). A deny's
+   * reason comes back with every registered secret (resolved header values,
+   * the signing secret, the environment hook token) and its common encodings
+   * replaced with `[redacted]`. A bad URL,
    * header template or missing transport is an `error`, like a non-2xx,
    * timeout or network failure; the caller applies `onError`.
    */
@@ -122,6 +125,9 @@ export class WebhookSender {
     if (signal?.aborted || (!response.ok && response.kind === 'cancelled')) return { kind: 'cancelled' };
     const outcome = parseControlResponse(response, hook.type);
     if (outcome.kind === 'error') return this.controlError(hook, outcome.reason);
+    // The reason becomes the tool result (stored, shown, read by the model): a receiver that
+    // echoes the credentials it was sent must not get them recorded.
+    if (outcome.kind === 'deny') return { kind: 'deny', reason: this.options.scrubber.scrub(outcome.reason) };
     return outcome;
   }
 
