@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import YAML from 'yaml';
 import { HookgateError } from '../kernel/errors.js';
 import type { AgentDefinition } from '../kernel/agent-definition.js';
 import type { AgentRegistry } from '../kernel/runtime/agent-registry.js';
-import { describeYamlError } from './yaml-error.js';
+import { parseYaml } from './parse-yaml.js';
 
 /**
  * Loads an agent file (YAML) and the sub-agent files it lists, and defines
@@ -22,9 +21,9 @@ export function loadAgentFile(file: string, registry: AgentRegistry, seen = new 
   } catch (err) {
     throw new HookgateError('CONFIG_UNREADABLE', `${file}: cannot read the agent file (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
   }
-  const doc = YAML.parseDocument(text);
-  if (doc.errors.length > 0) throw new HookgateError('AGENT_INVALID', `${file}: ${describeYamlError(doc.errors[0]!)}`);
-  const raw = doc.toJS() as Record<string, unknown> | null;
+  const parsed = parseYaml(text);
+  if (!parsed.ok) throw new HookgateError('AGENT_INVALID', `${file}: ${parsed.message}`);
+  const raw = parsed.value as Record<string, unknown> | null;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new HookgateError('AGENT_INVALID', `${file}: expected a mapping at the top level`);
   if (Array.isArray(raw.subagents)) {
     raw.subagents = raw.subagents.map((entry: unknown) => {

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import YAML from 'yaml';
 import { HookgateError } from '../kernel/errors.js';
 import { ConfigSchema } from './schema.js';
 import { withDefaults, type HookgateConfig } from './defaults.js';
-import { describeYamlError } from './yaml-error.js';
+import { parseYaml } from './parse-yaml.js';
 
 export const DEFAULT_CONFIG_FILE = 'hookgate.config.yaml';
 export const ENV_PREFIX = 'HOOKGATE_';
@@ -44,11 +43,9 @@ export function loadConfig(options: LoadConfigOptions = {}): HookgateConfig {
     } catch (err) {
       throw new HookgateError('CONFIG_UNREADABLE', `${source}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
     }
-    const doc = YAML.parseDocument(text);
-    if (doc.errors.length > 0) {
-      throw new HookgateError('CONFIG_UNREADABLE', `${source}: ${describeYamlError(doc.errors[0]!)}`);
-    }
-    const value = doc.toJS() as unknown;
+    const parsed = parseYaml(text);
+    if (!parsed.ok) throw new HookgateError('CONFIG_UNREADABLE', `${source}: ${parsed.message}`);
+    const value = parsed.value;
     if (value !== null && value !== undefined) {
       if (typeof value !== 'object' || Array.isArray(value)) {
         throw new HookgateError('CONFIG_INVALID', `${source}: expected a mapping at the top level, got ${describe(value)}`);

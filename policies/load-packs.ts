@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import YAML from 'yaml';
+import { parseYaml } from '../config/parse-yaml.js';
 import { checkJsonata } from './jsonata-check.js';
 import { issuesOf, packSchema, policySchema, testSchema, type RawPack, type RawPolicy, type RawTest } from './pack-schema.js';
 import {
@@ -102,14 +102,12 @@ async function loadPackFile(file: string, errors: PolicyLoadError[], options: Lo
     errors.push({ file, message: `cannot read: ${(err as Error).message}` });
     return undefined;
   }
-  let doc: unknown;
-  try {
-    doc = YAML.parse(text);
-  } catch (err) {
-    errors.push({ file, message: `invalid YAML: ${(err as Error).message}` });
+  const yaml = parseYaml(text);
+  if (!yaml.ok) {
+    errors.push({ file, message: yaml.message });
     return undefined;
   }
-  const parsed = v.safeParse(packSchema, doc);
+  const parsed = v.safeParse(packSchema, yaml.value);
   if (!parsed.success) {
     for (const i of issuesOf(parsed.issues)) errors.push({ file, field: i.field, message: i.message });
     return undefined;
