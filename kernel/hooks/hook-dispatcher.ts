@@ -8,6 +8,7 @@ import {
   type WebhookValidator,
 } from './hook-registration.js';
 import { controlStep } from './webhook/control-step.js';
+import { validateMockResult } from './mock-result.js';
 import type { ControlOutcome } from './webhook/webhook-sender.js';
 import type {
   AfterToolCallEvent,
@@ -166,8 +167,10 @@ export class HookDispatcher {
 
   /**
    * Runs local beforeToolCall handlers with `event.mock()`. The first accepted
-   * mock wins and skips the remaining handlers. Delivers no webhooks. Always
-   * null in queue mode.
+   * mock wins and skips the remaining handlers. `mock()` validates the result
+   * (see validateMockResult) and throws HOOK_MOCK_INVALID for a malformed one,
+   * which is then not accepted (a later handler may still mock); the result
+   * kept is a deep copy. Delivers no webhooks. Always null in queue mode.
    */
   async dispatchBeforeToolCall(operationId: string, context: ToolCallHookContext): Promise<MockOutcome> {
     if (this.mode === 'queue') return null;
@@ -177,7 +180,8 @@ export class HookDispatcher {
       ...context,
       mock: (result: MockResult) => {
         if (mocked !== undefined) return false;
-        mocked = { ...result };
+        // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
+        mocked = validateMockResult(result);
         return true;
       },
     };

@@ -119,6 +119,78 @@ describe('local mocks', () => {
     assert.equal(toolMessage?.content, 'MOCKED-CONTENT');
   });
 
+  describe('malformed mocks are refused at the call (issue 9, item 13)', () => {
+    const cases: Array<[string, unknown, RegExp]> = [
+      ['null', null, /mock\(\): expected a result object, got null/],
+      ['an empty object', {}, /mock\(\): result\.content: expected a string, got undefined/],
+      ['a string', 'str', /mock\(\): expected a result object, got a string/],
+      ['a numeric content', { content: 123 }, /result\.content: expected a string, got 123/],
+      ['an object content', { content: { a: 1 } }, /result\.content: expected a string, got an object/],
+      ['a non-boolean success', { content: 'x', success: 'yes' }, /result\.success: expected a boolean/],
+      ['a non-string error', { content: 'x', error: 5 }, /result\.error: expected a string/],
+      ['a negative executionTime', { content: 'x', executionTime: -1 }, /result\.executionTime: expected a finite number >= 0/],
+      ['an infinite executionTime', { content: 'x', executionTime: Infinity }, /result\.executionTime: expected a finite number >= 0/],
+      ['a state without a string type', { content: 'x', state: { reason: 'r' } }, /result\.state\.type: expected a string/],
+      ['a state that is not an object', { content: 'x', state: 'blocked' }, /result\.state: expected an object/],
+      ['data that is not JSON (a function)', { content: 'x', data: { f: () => 1 } }, /result\.data\.f: expected JSON data, got a function/],
+      ['data that is not JSON (a bigint)', { content: 'x', data: [1n] }, /result\.data\[0\]: expected JSON data, got a bigint/],
+      ['a cycle', (() => { const d: Record<string, unknown> = {}; d.self = d; return { content: 'x', data: d }; })(), /result\.data\.self: a cycle/],
+      ['an unknown field', { content: 'x', sucess: true }, /result\.sucess: unknown field/],
+      ['an oversized result', { content: 'x'.repeat(1_048_577) }, /over 1048576 bytes/],
+    ];
+    for (const [what, value, message] of cases) {
+      it(`mock(${what}) throws HOOK_MOCK_INVALID naming the field; the tool runs and nothing invalid is stored`, async () => {
+        let thrown: unknown;
+        let accepted: boolean | undefined;
+        const { rec, final, handle } = await run([
+          hook('beforeToolCall', (e) => {
+            try {
+              accepted = e.mock(value as never);
+            } catch (err) {
+              thrown = err;
+            }
+          }),
+        ]);
+        assert.equal(accepted, undefined, 'mock() did not return');
+        assert.equal((thrown as { code?: string } | undefined)?.code, 'HOOK_MOCK_INVALID');
+        assert.match((thrown as Error).message, message);
+        assert.equal(final.status, 'done');
+        // Not mocked: the real tool ran, and what is stored is its well-formed result.
+        assert.equal(rec.of('afterToolCall')[0]!.mocked, false);
+        assert.equal(existsSync(path.join(fx.sandbox, 'out.txt')), true);
+        const tools = (await fx.kernel.listMessages(handle.operationId)).filter((m) => m.role === 'tool');
+        assert.equal(tools.length, 1);
+        assert.equal(typeof tools[0]!.content, 'string');
+        assert.equal(tools[0]!.toolResult?.success, true);
+      });
+    }
+
+    it('a handler that does not catch the refusal is logged as its error, and a later handler may still mock', async () => {
+      const { rec, final } = await run([
+        hook('beforeToolCall', (e) => void e.mock({ content: 7 } as never), { id: 'bad-mock' }),
+        hook('beforeToolCall', (e) => void e.mock({ content: 'good' })),
+      ]);
+      assert.equal(final.status, 'done');
+      assert.equal(rec.of('afterToolCall')[0]!.mocked, true);
+      assert.equal(rec.of('afterToolCall')[0]!.result.content, 'good');
+      assert.ok(fx.logs.some((l) => l.hookId === 'bad-mock' && /result\.content: expected a string/.test(String(l.error))));
+    });
+
+    it('a valid mock with every field is stored as a deep copy', async () => {
+      const data = { items: [{ id: 1 }] };
+      const supplied = { content: 'ok', success: false, error: 'tool_error', executionTime: 3, state: { type: 'custom', n: 1 }, data };
+      const { rec, handle } = await run([hook('beforeToolCall', (e) => void e.mock(supplied))]);
+      data.items[0]!.id = 2;
+      supplied.state.type = 'changed';
+      const result = rec.of('afterToolCall')[0]!.result;
+      assert.deepEqual(result.data, { items: [{ id: 1 }] });
+      assert.equal(result.state?.type, 'custom');
+      const [tool] = (await fx.kernel.listMessages(handle.operationId)).filter((m) => m.role === 'tool');
+      assert.equal(tool!.content, 'ok');
+      assert.equal(tool!.toolResult?.error, 'tool_error');
+    });
+  });
+
   describe('HookDispatcher.dispatchBeforeToolCall', () => {
     const context: ToolCallHookContext = {
       toolCallId: 't1',
