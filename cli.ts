@@ -7,4 +7,15 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
+// Nothing left to wait for, yet the command never finished (a promise nobody settles): exit 1, a
+// documented code, instead of Node's 13 for an unsettled top-level await.
+let finished = false;
+process.on('beforeExit', () => {
+  if (finished) return;
+  finished = true;
+  process.stderr.write('error: hookgate stopped: the command was waiting on something that can never finish\n');
+  process.exitCode = 1;
+});
+
 process.exitCode = await runCli(process.argv.slice(2));
+finished = true;

@@ -17,6 +17,8 @@ export interface HookgateConfig {
   };
   /** `pathsAreDefault`: the paths were not configured, so a missing default folder just means no policies. */
   policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
+  /** `handlerTimeoutMs`: bound on one local hook handler call (default 30,000 ms). */
+  hooks: { handlerTimeoutMs: number };
   plugins: { extra: string[] };
   /** Folder the config file was read from (or the working directory); relative paths resolve against it. */
   baseDir: string;
@@ -61,6 +63,7 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
       logRawArgs: parsed.policies?.logRawArgs ?? false,
       hotReload: parsed.policies?.hotReload ?? false,
     },
+    hooks: { handlerTimeoutMs: parsed.hooks?.handlerTimeoutMs ?? 30_000 },
     plugins: { extra: parsed.plugins?.extra ?? [] },
   };
 }

@@ -97,6 +97,14 @@ export const ConfigSchema = v.strictObject({
       hotReload: v.optional(booleanLike),
     }),
   ),
+  hooks: v.optional(
+    v.strictObject({
+      /** How long one local hook handler call may take, in ms (default 30,000); past it the call counts as that hook's error. */
+      handlerTimeoutMs: v.optional(
+        v.pipe(numberLike, v.check((n) => Number.isInteger(n) && n >= 10 && n <= 3_600_000, 'expected a whole number from 10 to 3,600,000 (milliseconds)')),
+      ),
+    }),
+  ),
   plugins: v.optional(
     v.strictObject({
       /** Extra plugin module paths to load. */

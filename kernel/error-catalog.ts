@@ -44,6 +44,7 @@ export const ERROR_CATALOG = {
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
   HOOK_MOCK_INVALID: { category: 'user', summary: 'a beforeToolCall handler passed mock() something that is not a valid tool result' },
+  HOOK_HANDLER_TIMEOUT: { category: 'user', summary: 'a local hook handler did not settle within hooks.handlerTimeoutMs' },
   WEBHOOK_CONFIG_INVALID: { category: 'user', summary: 'a webhook configuration is invalid' },
   WEBHOOK_DELIVERY_FAILED: { category: 'third_party', summary: 'a webhook could not be delivered' },
   CRITICAL_HOOK_DELIVERY: { category: 'third_party', summary: 'a webhook with fallback none failed' },

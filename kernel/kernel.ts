@@ -85,6 +85,7 @@ export class Kernel {
         mode: this.options.deliveryMode ?? 'local',
         webhooks: this.options.webhookSupport ? this.options.webhookSupport(this) : this.defaultWebhookSupport(store),
         loadPersistedHooks: (id) => store.loadHooks(id),
+        handlerTimeoutMs: this.config.hooks?.handlerTimeoutMs,
         onDelivered: (operationId, hookType, hookId, via, stepIndex) => {
           if (!this.events.listening) return;
           const event: Extract<OperationEvent, { type: 'hook' }> = { type: 'hook', operationId, hookType, hookId, via };

@@ -44,7 +44,16 @@ export interface HookDispatcherOptions {
   onDelivered?: (operationId: string, hookType: HookType, hookId: string, via: 'handler' | 'webhook', stepIndex: number | undefined) => void;
   /** Reads an operation's persisted caller hooks; a rejection propagates (no policy is never assumed). */
   loadPersistedHooks?: (operationId: string) => Promise<unknown[]>;
+  /**
+   * How long one local handler call may take to settle (`hooks.handlerTimeoutMs`);
+   * default 30,000 ms. A handler that takes longer is logged as that hook's
+   * error and treated like one that threw.
+   */
+  handlerTimeoutMs?: number;
 }
+
+/** Default bound on one local handler call (`hooks.handlerTimeoutMs`). */
+export const DEFAULT_HOOK_HANDLER_TIMEOUT_MS = 30_000;
 
 export type MockOutcome = { isMocked: true; result: MockResult } | null;
 
@@ -61,6 +70,7 @@ export class HookDispatcher {
   private readonly webhooks: WebhookSupport | undefined;
   private readonly loadPersisted: ((operationId: string) => Promise<unknown[]>) | undefined;
   private readonly onDelivered: HookDispatcherOptions['onDelivered'];
+  private readonly handlerTimeoutMs: number;
   private readonly registrations = new Map<string, readonly RegisteredHook[]>();
   private readonly restored = new Map<string, Promise<readonly RegisteredHook[]>>();
 
@@ -70,6 +80,11 @@ export class HookDispatcher {
     this.webhooks = options.webhooks;
     this.loadPersisted = options.loadPersistedHooks;
     this.onDelivered = options.onDelivered;
+    const timeout = options.handlerTimeoutMs ?? DEFAULT_HOOK_HANDLER_TIMEOUT_MS;
+    if (!Number.isFinite(timeout) || timeout <= 0) {
+      throw new HookgateError('CONFIG_INVALID', `hooks.handlerTimeoutMs: expected a positive number of milliseconds, got ${String(timeout)}`);
+    }
+    this.handlerTimeoutMs = timeout;
   }
 
   private delivered(operationId: string, hook: RegisteredHook, via: 'handler' | 'webhook', event: object): void {
@@ -149,7 +164,7 @@ export class HookDispatcher {
           // Only a promise is awaited: sync handlers cost no extra microtask.
           this.delivered(operationId, hook, 'handler', event);
           const pending = hook.handler(event as never);
-          if (isThenable(pending)) await pending;
+          if (isThenable(pending)) await this.bounded(pending, hook);
         } catch (err) {
           this.logger.error('hook handler failed', { operationId, hookId: hook.id, hookType: type, error: errorMessage(err) });
         }
@@ -176,24 +191,28 @@ export class HookDispatcher {
     if (this.mode === 'queue') return null;
     const hooks = this.registrations.get(operationId) ?? [];
     let mocked: MockResult | undefined;
-    const event: BeforeToolCallEvent = {
-      ...context,
-      mock: (result: MockResult) => {
-        if (mocked !== undefined) return false;
-        // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
-        mocked = validateMockResult(result);
-        return true;
-      },
-    };
     for (const hook of hooks) {
       if (mocked !== undefined) break;
       if (hook.type !== 'beforeToolCall' || hook.isControl || !hook.handler || !this.matches(hook, context)) continue;
+      // One event per handler: once its handler settled (or timed out), its mock() accepts nothing.
+      let open = true;
+      const event: BeforeToolCallEvent = {
+        ...context,
+        mock: (result: MockResult) => {
+          if (!open || mocked !== undefined) return false;
+          // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
+          mocked = validateMockResult(result);
+          return true;
+        },
+      };
       try {
         this.delivered(operationId, hook, 'handler', context);
         const pending = hook.handler(event);
-        if (isThenable(pending)) await pending;
+        if (isThenable(pending)) await this.bounded(pending, hook);
       } catch (err) {
-        this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, error: errorMessage(err), mockedBeforeThrow: mocked !== undefined });
+        this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, hookType: hook.type, error: errorMessage(err), mockedBeforeThrow: mocked !== undefined });
+      } finally {
+        open = false;
       }
     }
     return mocked === undefined ? null : { isMocked: true, result: mocked };
@@ -307,6 +326,32 @@ export class HookDispatcher {
 
   /** Snapshots per environment-hook list (the support returns the same list while the variables stay the same). */
   private readonly envSnapshots = new WeakMap<readonly SerializedHook[], RegisteredHook[]>();
+
+  /**
+   * Waits for a handler's promise, at most `handlerTimeoutMs`; past that it
+   * rejects with HOOK_HANDLER_TIMEOUT (the handler keeps running, unobserved:
+   * its late result or rejection is ignored). The timer keeps the process
+   * alive, so a handler that never settles cannot end it mid-run.
+   */
+  private bounded(pending: PromiseLike<unknown>, hook: RegisteredHook): Promise<unknown> {
+    const ms = this.handlerTimeoutMs;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new HookgateError('HOOK_HANDLER_TIMEOUT', `hook "${hook.id}" (${hook.type}) handler did not settle within ${ms} ms`, { details: { hookId: hook.id, hookType: hook.type, timeoutMs: ms } })),
+        ms,
+      );
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  }
 
   private deliverable(hook: RegisteredHook): boolean {
     if (this.mode === 'local') return hook.handler !== undefined || (hook.webhook !== undefined && this.webhooks !== undefined);
