@@ -5,6 +5,7 @@ import { HookgateError } from '../kernel/errors.js';
 import { ConfigSchema } from './schema.js';
 import { withDefaults, type HookgateConfig } from './defaults.js';
 import { parseYaml } from './parse-yaml.js';
+import { realSandboxRoot, unsafeSandboxRoot } from './check-sandbox-root.js';
 
 export const DEFAULT_CONFIG_FILE = 'hookgate.config.yaml';
 export const ENV_PREFIX = 'HOOKGATE_';
@@ -71,7 +72,15 @@ export function loadConfig(options: LoadConfigOptions = {}): HookgateConfig {
     });
     throw new HookgateError('CONFIG_INVALID', lines.join('\n'), { details: { source, problems: lines } });
   }
-  return withDefaults(result.output, baseDir);
+  const config = withDefaults(result.output, baseDir);
+  const unsafe = unsafeSandboxRoot(config);
+  if (unsafe !== undefined) {
+    const real = realSandboxRoot(config.sandbox.root);
+    const root = `${JSON.stringify(config.sandbox.root)}${real === undefined ? '' : ` (really ${JSON.stringify(real)})`}`;
+    const line = `${fromEnv.get('sandbox.root') ?? source}: sandbox.root: ${root} ${unsafe}. Give the sandbox a folder of its own, such as ./.hookgate/sandbox`;
+    throw new HookgateError('CONFIG_INVALID', line, { details: { source, problems: [line] } });
+  }
+  return config;
 }
 
 /** `HOOKGATE_STORE__SQLITE__PATH` -> store.sqlite.path; single underscores become camelCase. */

@@ -13,6 +13,49 @@ const numberLike = v.union(
   'expected a number',
 );
 
+const formatNumber = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * A whole number (or numeric string) from `min` to `max`; the message names
+ * the allowed range, so `deadlineMs: -5` reads
+ * `policies.deadlineMs: expected a whole number from 10 to 60,000 (milliseconds), got -5`.
+ */
+export function integerInRange(min: number, max: number, unit: string) {
+  return v.pipe(
+    numberLike,
+    v.check((n) => Number.isInteger(n) && n >= min && n <= max, `expected a whole number from ${formatNumber(min)} to ${formatNumber(max)} (${unit})`),
+  );
+}
+
+/** The documented ranges of every numeric key (README, Configuration). */
+export const NUMERIC_RANGES = {
+  'models.openai.timeoutSeconds': { min: 1, max: 3600, none: 0 },
+  'policies.deadlineMs': { min: 10, max: 60_000 },
+  'policies.maxWorkers': { min: 1, max: 64 },
+} as const;
+
+const timeoutSecondsRange = NUMERIC_RANGES['models.openai.timeoutSeconds'];
+/** Seconds (fractions allowed) from 1 to 3600, or 0 for no timeout. */
+const timeoutSeconds = v.pipe(
+  numberLike,
+  v.check(
+    (n) => n === timeoutSecondsRange.none || (Number.isFinite(n) && n >= timeoutSecondsRange.min && n <= timeoutSecondsRange.max),
+    `expected 0 (no timeout) or a number of seconds from ${timeoutSecondsRange.min} to ${formatNumber(timeoutSecondsRange.max)}`,
+  ),
+);
+
+/**
+ * A file or folder path: not empty or blank (`""` would resolve to the config
+ * folder itself), no NUL byte, no leading `~` (never expanded: it would name a
+ * folder called `~`). Relative paths resolve against the config file's folder.
+ */
+const pathString = v.pipe(
+  v.string(),
+  v.check((s) => s.trim() !== '', 'expected a non-empty path'),
+  v.check((s) => !s.includes('\0'), 'expected a path without NUL bytes'),
+  v.check((s) => !/^~(?:[\\/]|$)/.test(s), 'expected a path without a leading "~" (it is not expanded: write the full path)'),
+);
+
 /** Accepts a list, or a comma-separated string (as env vars give). */
 const stringList = v.union(
   [
@@ -33,7 +76,7 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 /** The shape of hookgate.config.yaml. Unknown keys are errors, so typos never pass silently. */
 export const ConfigSchema = v.strictObject({
   /** Where embedded state lives; default ./.hookgate */
-  dataDir: v.optional(v.string()),
+  dataDir: v.optional(pathString),
   log: v.optional(
     v.strictObject({
       level: v.optional(v.picklist(LOG_LEVELS)),
@@ -45,14 +88,15 @@ export const ConfigSchema = v.strictObject({
       driver: v.optional(v.picklist(['sqlite', 'memory'])),
       sqlite: v.optional(
         v.strictObject({
-          path: v.optional(v.string()),
+          path: v.optional(pathString),
           /** Copy WAL frames into the file on a worker thread instead of on the writer's (default true). */
           backgroundCheckpoints: v.optional(booleanLike),
         }),
       ),
     }),
   ),
-  sandbox: v.optional(v.strictObject({ root: v.optional(v.string()) })),
+  /** The only folder the fs tools reach; checked at load against the data folder, the config folder, policies (check-sandbox-root.ts). */
+  sandbox: v.optional(v.strictObject({ root: v.optional(pathString) })),
   models: v.optional(
     v.strictObject({
       openai: v.optional(
@@ -61,7 +105,7 @@ export const ConfigSchema = v.strictObject({
           /** Name of the env var holding the key (default OPENAI_API_KEY). The key itself never goes in a file. */
           apiKeyEnv: v.optional(v.string()),
           model: v.optional(v.string()),
-          timeoutSeconds: v.optional(numberLike),
+          timeoutSeconds: v.optional(timeoutSeconds),
         }),
       ),
     }),
@@ -91,8 +135,9 @@ export const ConfigSchema = v.strictObject({
     v.strictObject({
       paths: v.optional(stringList),
       defaultDecision: v.optional(v.picklist(['allow', 'deny'])),
-      deadlineMs: v.optional(numberLike),
-      maxWorkers: v.optional(numberLike),
+      /** Per-decision deadline; JSONata's own timeout is 80% of it. */
+      deadlineMs: v.optional(integerInRange(NUMERIC_RANGES['policies.deadlineMs'].min, NUMERIC_RANGES['policies.deadlineMs'].max, 'milliseconds')),
+      maxWorkers: v.optional(integerInRange(NUMERIC_RANGES['policies.maxWorkers'].min, NUMERIC_RANGES['policies.maxWorkers'].max, 'worker threads')),
       logRawArgs: v.optional(booleanLike),
       hotReload: v.optional(booleanLike),
     }),

@@ -1,3 +1,4 @@
+import type { CanonicalArg } from '../kernel/tools.js';
 import type { PolicyEffect, PolicyEventName } from './policy-types.js';
 import type { RedactRequest } from './worker/worker-protocol.js';
 
@@ -8,6 +9,8 @@ export type PolicyEventInput = Record<string, unknown> & {
   identifier: string;
   apiName: string;
   args: Record<string, unknown>;
+  /** What path, URL and command arguments really name (policies/README.md, "Canonical arguments"). */
+  canonical: Record<string, CanonicalArg>;
 };
 
 /** A code policy's verdict; `undefined`/`null` means it has nothing to say. */
@@ -23,6 +26,14 @@ export interface CodePolicyDefinition {
   events: PolicyEventName[];
   /** re2 pattern on `identifier/apiName`; omitted matches every tool. */
   match?: string;
+  /**
+   * The effects `evaluate` may return. Optional; when given, loading (and
+   * `hookgate policy check`) refuses what cannot take effect (`ask` with
+   * afterToolCall or onToolCallError: a tool result cannot wait for a human),
+   * and a verdict outside the list fails closed (deny). Without it, an `ask`
+   * verdict on a result event fails closed when it is returned.
+   */
+  effects?: PolicyEffect[];
   /**
    * Runs only inside a policy worker, under the same deadline and memory
    * limits as JSONata conditions. May be async. Throwing fails closed (deny).

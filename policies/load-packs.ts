@@ -6,6 +6,8 @@ import { parseYaml } from '../config/parse-yaml.js';
 import { checkJsonata } from './jsonata-check.js';
 import { issuesOf, packSchema, policySchema, testSchema, type RawPack, type RawPolicy, type RawTest } from './pack-schema.js';
 import {
+  ASK_ON_RESULT,
+  POLICY_EFFECTS,
   POLICY_EVENTS,
   type ArgMatcher,
   type CompiledPack,
@@ -23,6 +25,8 @@ export interface CodePolicyDescription {
   id: string;
   events: string[];
   match?: string;
+  /** The effects the module says `evaluate` may return (definePolicy `effects`), when it says. */
+  effects?: string[];
 }
 
 export interface LoadPacksOptions {
@@ -143,7 +147,11 @@ async function loadPackFile(file: string, errors: PolicyLoadError[], options: Lo
     const r = v.safeParse(testSchema, t);
     if (!r.success) {
       for (const issue of issuesOf(r.issues)) errors.push({ file, field: `tests[${i}]${issue.field ? '.' + issue.field : ''}`, message: issue.message });
-    } else tests.push(toInlineTest(r.output, undefined));
+    } else {
+      const test = toInlineTest(r.output, undefined);
+      if (expectsAskOnResult(test)) errors.push({ file, field: `tests[${i}].expect.effect`, message: `${ASK_ON_RESULT} (this test's event is ${String(test.event.type)})` });
+      tests.push(test);
+    }
   });
   if (errors.length > errorCount) return undefined;
   return { name, description: raw.description, file, version, policies, tests };
@@ -177,6 +185,7 @@ async function compilePolicy(
   let events = raw.events as PolicyEventName[] | undefined;
   let matchSource = raw.match;
   let modulePath: string | undefined;
+  let moduleEffects: readonly string[] | undefined;
 
   if (raw.module !== undefined) {
     modulePath = path.resolve(path.dirname(ctx.file), raw.module);
@@ -198,6 +207,11 @@ async function compilePolicy(
         if (bad.length > 0) fail('module', `definePolicy events not supported: ${bad.join(', ')}`);
         events ??= d.events as PolicyEventName[];
         matchSource ??= d.match;
+        if (d.effects !== undefined) {
+          const badEffects = d.effects.filter((e) => !(POLICY_EFFECTS as readonly string[]).includes(e));
+          if (badEffects.length > 0) fail('effects', `definePolicy effects not supported: ${badEffects.join(', ')}`);
+          moduleEffects = d.effects;
+        }
       } catch (err) {
         fail('module', `cannot load code policy: ${(err as Error).message}`);
         return undefined;
@@ -213,6 +227,11 @@ async function compilePolicy(
 
   events ??= ctx.defaults.events ?? (raw.effect === 'redact' ? ['afterToolCall'] : ['beforeToolCall']);
   if (raw.effect === 'redact' && events.includes('beforeToolCall')) fail('events', 'redact applies to results: use afterToolCall or onToolCallError');
+  // A result is published once result control finishes; nothing can park it for a human, so ask would be logged and ignored.
+  const resultEvents = events.filter((e) => e !== 'beforeToolCall');
+  if ((raw.effect === 'ask' || moduleEffects?.includes('ask')) && resultEvents.length > 0) {
+    fail(modulePath === undefined ? 'effect' : 'effects', `${ASK_ON_RESULT} (events: ${resultEvents.join(', ')})`);
+  }
 
   if (matchSource !== undefined) {
     // Compiled here only to refuse a pattern re2 cannot run; the policy set compiles all of them into one RE2.Set.
@@ -247,9 +266,12 @@ async function compilePolicy(
       fail(field, (err as Error).message);
     }
   });
+  const tests = (raw.tests ?? []).map((t) => toInlineTest(t, policyId, events[0]));
+  tests.forEach((t, i) => {
+    if (expectsAskOnResult(t)) fail(`tests[${i}].expect.effect`, `${ASK_ON_RESULT} (this test's event is ${String(t.event.type)})`);
+  });
   if (errors.length > before) return undefined;
 
-  const tests = (raw.tests ?? []).map((t) => toInlineTest(t, policyId, events[0]));
   return {
     id: policyId,
     description: raw.description,
@@ -268,6 +290,11 @@ async function compilePolicy(
     tests,
     needsWorker: raw.when !== undefined || (reason !== undefined && 'expr' in reason) || modulePath !== undefined,
   };
+}
+
+/** A test that expects `ask` for a result: no policy can produce it, so it could only ever fail. */
+function expectsAskOnResult(t: InlineTest): boolean {
+  return t.expect.effect === 'ask' && (t.event.type === 'afterToolCall' || t.event.type === 'onToolCallError');
 }
 
 function toInlineTest(t: RawTest, policyId: string | undefined, defaultType: PolicyEventName = 'beforeToolCall'): InlineTest {

@@ -222,7 +222,7 @@ export class PolicyEngine implements ToolPolicy {
 export async function describeModule(pool: PolicyPool, module: string, timeoutMs: number): Promise<CodePolicyDescription> {
   const out = await pool.run<DescribeOutcome>({ kind: 'describe', module }, AbortSignal.timeout(timeoutMs));
   if (!out.ok) throw new Error(out.error);
-  return { id: out.id, events: out.events, match: out.match };
+  return { id: out.id, events: out.events, match: out.match, ...(out.effects === undefined ? {} : { effects: out.effects }) };
 }
 
 export function invalidPacks(errors: readonly PolicyLoadError[]): HookgateError {

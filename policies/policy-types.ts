@@ -7,6 +7,9 @@ export type PolicyEventName = (typeof POLICY_EVENTS)[number];
 export const POLICY_EFFECTS = ['allow', 'deny', 'ask', 'redact'] as const;
 export type PolicyEffect = (typeof POLICY_EFFECTS)[number];
 
+/** Why `ask` is refused on afterToolCall / onToolCallError: only a call that has not run yet can wait for a human. */
+export const ASK_ON_RESULT = 'effect "ask" applies only to beforeToolCall; a tool result cannot wait for a human (use deny or redact)';
+
 export type PolicyMode = 'enforce' | 'shadow';
 
 /** A `reason`: literal text, or a JSONata expression (`{ expr: ... }`) evaluated in a worker. */

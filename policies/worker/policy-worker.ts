@@ -3,7 +3,7 @@ import jsonata from 'jsonata';
 import { LRUCache } from 'lru-cache';
 import RE2 from 're2';
 import type { CodePolicyDefinition, CodePolicyVerdict, PolicyEventInput } from '../define-policy.js';
-import { POLICY_EFFECTS } from '../policy-types.js';
+import { ASK_ON_RESULT, POLICY_EFFECTS } from '../policy-types.js';
 import type { DescribeOutcome, EvaluateOutcome, EvaluateTask, JsonataLimits, WorkerTask } from './worker-protocol.js';
 
 /**
@@ -53,6 +53,11 @@ async function evaluateModule(def: CodePolicyDefinition, input: Record<string, u
   if (typeof verdict !== 'object' || !(POLICY_EFFECTS as readonly string[]).includes(verdict.effect)) {
     return { matched: true, error: `evaluate returned no valid effect (${describeValue(verdict)})` };
   }
+  if (def.effects !== undefined && !def.effects.includes(verdict.effect)) {
+    return { matched: true, error: `evaluate returned effect "${verdict.effect}", which its definePolicy effects (${def.effects.join(', ')}) do not list` };
+  }
+  // Refused at load when declared; a result cannot wait for a human, so an undeclared ask fails closed here.
+  if (verdict.effect === 'ask' && input.type !== 'beforeToolCall') return { matched: true, error: ASK_ON_RESULT };
   const reason = typeof verdict.reason === 'string' ? verdict.reason : undefined;
   if (verdict.effect !== 'redact') return { matched: true, effect: verdict.effect, reason };
   if (!Array.isArray(verdict.redact) || verdict.redact.some((r) => typeof r?.pattern !== 'string')) {
@@ -94,13 +99,14 @@ async function importPolicy(url: string): Promise<CodePolicyDefinition> {
     throw new Error('the module must default-export definePolicy({ id, events, match?, evaluate })');
   }
   if (def.match !== undefined && typeof def.match !== 'string') throw new Error('definePolicy match must be a string (a re2 pattern)');
+  if (def.effects !== undefined && !Array.isArray(def.effects)) throw new Error('definePolicy effects must be a list (allow, deny, ask, redact)');
   return def as CodePolicyDefinition;
 }
 
 async function describe(module: string): Promise<DescribeOutcome> {
   try {
     const def = await importPolicy(pathToFileURL(module).href + '?describe=' + ++describeCounter);
-    return { ok: true, id: def.id, events: def.events.map(String), match: def.match };
+    return { ok: true, id: def.id, events: def.events.map(String), match: def.match, ...(def.effects === undefined ? {} : { effects: def.effects.map(String) }) };
   } catch (err) {
     return { ok: false, error: errorText(err) };
   }

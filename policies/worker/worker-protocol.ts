@@ -46,7 +46,7 @@ export interface DescribeTask {
   module: string;
 }
 
-export type DescribeOutcome = { ok: true; id: string; events: string[]; match?: string } | { ok: false; error: string };
+export type DescribeOutcome = { ok: true; id: string; events: string[]; match?: string; effects?: string[] } | { ok: false; error: string };
 
 /** Warm-up: loads the worker's dependencies. */
 export interface PingTask {
