@@ -1,4 +1,4 @@
-import { constants as fsConstants, promises as fsp } from 'node:fs';
+import { constants as fsConstants, promises as fsp, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { HookgateError } from '../../kernel/errors.js';
@@ -139,17 +139,22 @@ export class SandboxFs {
 
   /**
    * Reads a regular file, at most `limitBytes` (default 1 MiB) of it.
-   * Refuses folders, devices and FIFOs (opened non-blocking, so a FIFO cannot hang the call).
+   * Refuses folders, devices, FIFOs and sockets (checked before opening, and
+   * opened non-blocking, so a FIFO cannot hang the call) and files with more
+   * than one hard link (another name may lie outside the sandbox). The checks
+   * that decide are made on the open descriptor (fstat), so a file swapped
+   * after the path was checked is judged as what was really opened.
    */
   async readFile(userPath: string, options: { encoding?: BufferEncoding; limitBytes?: number } = {}): Promise<ReadResult> {
     const encoding = options.encoding ?? 'utf8';
     const limit = options.limitBytes ?? DEFAULT_READ_LIMIT_BYTES;
     const target = await this.resolve(userPath);
+    await refuseSpecialEntry(target.real, userPath);
     const handle = await open(target.real, fsConstants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, userPath);
     try {
       const st = await handle.stat();
       if (st.isDirectory()) throw fsError(userPath, 'is a directory (use fs/listDir)', 'fs_error', 'EISDIR');
-      if (!st.isFile()) throw fsError(userPath, 'is not a regular file', 'fs_error');
+      refuseUnlessSingleLinkFile(st, userPath);
       const want = Math.min(st.size, limit);
       const buffer = Buffer.alloc(want);
       let bytesRead = 0;
@@ -175,6 +180,10 @@ export class SandboxFs {
    * Writes (creates or replaces) a file, creating missing parent folders
    * inside the sandbox. Returns the number of bytes written. Writing through a
    * symlink that leads outside, or into a symlinked folder that does, is refused.
+   * An existing target that is not a regular file (FIFO, socket, device) or
+   * has more than one hard link is refused untouched: the file is opened
+   * without truncating, judged on the open descriptor (fstat), and only then
+   * truncated and written.
    */
   async writeFile(userPath: string, content: string | Uint8Array, options: { encoding?: BufferEncoding } = {}): Promise<{ path: string; bytes: number }> {
     const target = await this.resolve(userPath);
@@ -192,8 +201,14 @@ export class SandboxFs {
       if (code === 'EEXIST' || code === 'ENOTDIR') throw fsError(userPath, 'has a parent that is a file, not a directory', 'fs_error', 'ENOTDIR');
       throw fsFailure(err, userPath);
     }
-    const handle = await open(target.real, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | O_NOFOLLOW | O_NONBLOCK, userPath);
+    await refuseSpecialEntry(target.real, userPath);
+    // No O_TRUNC: a hard-linked file must be refused before a single byte of it changes.
+    const handle = await open(target.real, fsConstants.O_WRONLY | fsConstants.O_CREAT | O_NOFOLLOW | O_NONBLOCK, userPath);
     try {
+      const st = await handle.stat();
+      if (st.isDirectory()) throw fsError(userPath, 'is a directory', 'fs_error', 'EISDIR');
+      refuseUnlessSingleLinkFile(st, userPath);
+      await handle.truncate(0);
       let written = 0;
       while (written < data.length) {
         const { bytesWritten } = await handle.write(data, written, data.length - written);
@@ -220,13 +235,17 @@ export class SandboxFs {
     }
   }
 
-  /** Type, size and modification time; `type` is `symlink` when the path itself is a (confined) symlink. */
+  /**
+   * Type, size and modification time; `type` is `symlink` when the path itself is a (confined) symlink.
+   * A regular file with more than one hard link is refused (its size and times may be those of a file outside).
+   */
   async stat(userPath: string): Promise<StatResult> {
     const entry = await this.resolve(userPath, 'entry');
     const target = await this.resolve(userPath);
     try {
       const own = await fsp.lstat(entry.real);
       const st = await fsp.stat(target.real);
+      if (st.isFile()) refuseUnlessSingleLinkFile(st, userPath);
       return {
         path: target.display,
         type: own.isSymbolicLink() ? 'symlink' : statType(st),
@@ -315,6 +334,44 @@ async function open(real: string, flags: number, userPath: string): Promise<File
     if ((err as { code?: unknown })?.code === 'ELOOP' && O_NOFOLLOW !== 0) throw sandboxEscape(userPath, 'is a symlink (refused)');
     throw fsFailure(err, userPath);
   }
+}
+
+/**
+ * Refuses, without opening it, an existing entry that is a FIFO, socket or
+ * device (opening some devices has effects). A missing entry passes (writes
+ * create it). Not the deciding check: the caller fstats what it opened.
+ */
+async function refuseSpecialEntry(real: string, userPath: string): Promise<void> {
+  let st: Stats;
+  try {
+    st = await fsp.lstat(real);
+  } catch (err) {
+    if (isMissing(err)) return;
+    throw fsFailure(err, userPath);
+  }
+  if (!st.isFile() && !st.isDirectory() && !st.isSymbolicLink()) throw fsError(userPath, `is ${specialKind(st)}, not a regular file`, 'fs_error');
+}
+
+/**
+ * The deciding check on an open descriptor's (or a path's) status: only a
+ * regular file with exactly one link. A hard link placed in the sandbox is
+ * another name for a file that may lie outside it; reading or writing through
+ * it would cross the boundary, so it is refused as an escape.
+ */
+function refuseUnlessSingleLinkFile(st: Stats, userPath: string): void {
+  if (!st.isFile()) throw fsError(userPath, `is ${specialKind(st)}, not a regular file`, 'fs_error');
+  if (st.nlink > 1) {
+    throw sandboxEscape(userPath, `is a file with ${st.nlink} hard links (another name for it may lie outside the sandbox): refused`);
+  }
+}
+
+function specialKind(st: Stats): string {
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isDirectory()) return 'a directory';
+  return 'something other than a file';
 }
 
 function direntType(d: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): SandboxEntryType {

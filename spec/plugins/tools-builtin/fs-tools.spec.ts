@@ -116,7 +116,7 @@ describe('tools-builtin fs tools', () => {
       } catch {
         this.skip();
       }
-      await assert.rejects(fx.call('fs', 'readFile', { path: 'pipe' }), failsWith('TOOL_TARGET_INVALID', 'path "pipe" is not a regular file'));
+      await assert.rejects(fx.call('fs', 'readFile', { path: 'pipe' }), failsWith('TOOL_TARGET_INVALID', 'path "pipe" is a FIFO (named pipe), not a regular file'));
     });
 
     it('refuses to write over a directory', async () => {
