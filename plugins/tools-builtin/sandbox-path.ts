@@ -74,10 +74,12 @@ export class SandboxFs {
   private realRootPromise: Promise<string> | undefined;
 
   constructor(root: string) {
-    if (typeof root !== 'string' || root.length === 0 || root.includes('\0')) {
+    if (typeof root !== 'string' || root.trim().length === 0 || root.includes('\0')) {
       throw new HookgateError('CONFIG_INVALID', 'sandbox.root must be a non-empty path');
     }
     this.root = path.resolve(root);
+    // The config loader refuses more (the data folder, the config folder...); this guards configs built in code.
+    if (path.parse(this.root).root === this.root) throw new HookgateError('CONFIG_INVALID', `sandbox.root ${JSON.stringify(this.root)} is the root of the file system`);
   }
 
   /**

@@ -168,3 +168,19 @@ describe('CLI: a hard link planted in the sandbox', function () {
     assert.equal(await readFile(path.join(dir, 'secret.env'), 'utf8'), 'API_KEY=outside-value\n');
   });
 });
+
+describe('tools-builtin sandbox: roots built in code (no config loader)', () => {
+  it('refuses a blank root and the file-system root with CONFIG_INVALID', async () => {
+    const { createSandboxFs } = await import('../../../plugins/tools-builtin/sandbox-path.js');
+    for (const [root, message] of [
+      ['   ', 'sandbox.root must be a non-empty path'],
+      ['/', 'sandbox.root "/" is the root of the file system'],
+    ] as const) {
+      assert.throws(() => createSandboxFs(root), (err: unknown) => {
+        assert.ok(isHookgateError(err, 'CONFIG_INVALID'), String(err));
+        assert.equal(err.message, message);
+        return true;
+      });
+    }
+  });
+});
