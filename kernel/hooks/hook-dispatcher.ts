@@ -93,14 +93,23 @@ export class HookDispatcher {
   }
 
   /**
-   * Validates the whole batch, then replaces the operation's hooks with
-   * snapshots. Throws HOOK_INVALID and changes nothing on any problem.
+   * Validates the whole batch (also against the operation's registered hooks:
+   * ids must stay unique), then appends snapshots to the operation's hooks, in
+   * order. Throws HOOK_INVALID and changes nothing on any problem. An empty
+   * batch adds nothing, but marks the operation as registered (its hooks are
+   * then the in-memory ones, never read back from the store).
    */
   register(operationId: string, hooks: readonly AgentHook[]): void {
-    const snapshot = snapshotHooks(hooks, this.webhooks?.validate, (id) =>
-      this.logger.warn('dropped a caller hook with a reserved environment id', { operationId, hookId: id }),
+    const existing = this.registrations.get(operationId);
+    const taken = existing && existing.length > 0 ? new Set(existing.map((h) => h.id)) : undefined;
+    const snapshot = snapshotHooks(
+      hooks,
+      this.webhooks?.validate,
+      (id) => this.logger.warn('dropped a caller hook with a reserved environment id', { operationId, hookId: id }),
+      taken,
     );
-    this.registrations.set(operationId, Object.freeze(snapshot));
+    if (existing && snapshot.length === 0) return;
+    this.registrations.set(operationId, Object.freeze(existing ? [...existing, ...snapshot] : snapshot));
     this.restored.delete(operationId);
   }
 
@@ -138,9 +147,13 @@ export class HookDispatcher {
     }));
   }
 
-  /** The persisted form: webhook hooks only, env templates kept, secrets never expanded. */
-  getSerializedHooks(operationId: string): SerializedHook[] {
-    return serializeHooks(this.registrations.get(operationId) ?? []);
+  /**
+   * The persisted form: webhook hooks only, env templates kept, secrets never
+   * expanded. `undefined` for an operation nothing was registered for.
+   */
+  getSerializedHooks(operationId: string): SerializedHook[] | undefined {
+    const registered = this.registrations.get(operationId);
+    return registered === undefined ? undefined : serializeHooks(registered);
   }
 
   /**

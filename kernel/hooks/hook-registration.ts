@@ -21,14 +21,22 @@ export type WebhookValidator = (type: HookType, raw: unknown, where: string) => 
  * Validates a whole batch before anything is kept, and returns snapshots.
  * Throws HOOK_INVALID naming the hook index, id and field. Caller hooks with a
  * reserved environment id are dropped (reported through `onDropped`).
+ *
+ * Refused: an unknown type or key, a matcher on a type other than
+ * beforeToolCall / afterToolCall / onToolCallError (even `''` or `*`), an
+ * invalid regex, a control (`webhook.responseHandling: 'toolCall'`) that also
+ * has a handler, and an id used twice in the batch or already in `takenIds`
+ * (the operation's registered hooks, when a batch is appended).
  */
 export function snapshotHooks(
   hooks: unknown,
   validateWebhook: WebhookValidator | undefined,
   onDropped?: (id: string) => void,
+  takenIds?: ReadonlySet<string>,
 ): RegisteredHook[] {
   if (!Array.isArray(hooks)) throw invalid('hooks', 'expected a list of hooks');
   const out: RegisteredHook[] = [];
+  const ids = new Set<string>();
   hooks.forEach((raw, index) => {
     const where = `hooks[${index}]`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(where, 'expected an object');
@@ -37,6 +45,10 @@ export function snapshotHooks(
     for (const key of Object.keys(h)) if (!known.has(key)) throw invalid(`${where}.${key}`, 'unknown key');
     if (typeof h.id !== 'string' || h.id.trim() === '') throw invalid(`${where}.id`, 'expected a non-empty string');
     const at = `${where} "${h.id}"`;
+    if (ids.has(h.id) || takenIds?.has(h.id)) {
+      throw invalid(`${at}.id`, `duplicate hook id: ${ids.has(h.id) ? 'an earlier hook of this batch' : 'a hook already registered for this operation'} has it`);
+    }
+    ids.add(h.id);
     if (!isHookType(h.type)) throw invalid(`${at}.type`, `unknown hook type ${JSON.stringify(h.type)}; expected one of ${HOOK_TYPES.join(', ')}`);
     const type = h.type;
     if (h.handler !== undefined && typeof h.handler !== 'function') throw invalid(`${at}.handler`, 'expected a function');
@@ -44,7 +56,8 @@ export function snapshotHooks(
     let matcher: ToolMatcher;
     if (h.matcher !== undefined) {
       if (typeof h.matcher !== 'string') throw invalid(`${at}.matcher`, 'expected a string');
-      if (!TOOL_HOOK_TYPES.includes(type) && !(h.matcher === '' || h.matcher === '*')) {
+      // Even '' and '*' (which match everything) are a matcher on another type.
+      if (!TOOL_HOOK_TYPES.includes(type)) {
         throw invalid(`${at}.matcher`, `matchers are only allowed on ${TOOL_HOOK_TYPES.join(', ')}, not on ${type}`);
       }
       try {
@@ -60,6 +73,10 @@ export function snapshotHooks(
       if (!validateWebhook) throw invalid(`${at}.webhook`, 'webhook hooks need a webhook transport plugin (transport-fetch) to be enabled');
       webhook = deepFreeze(validateWebhook(type, structuredClone(h.webhook), `${at}.webhook`));
     }
+    const isControl = webhook?.responseHandling === 'toolCall';
+    if (isControl && h.handler !== undefined) {
+      throw invalid(`${at}.handler`, 'a control hook (webhook.responseHandling: "toolCall") cannot also have a handler: its webhook decides, and a handler would never run');
+    }
     if (isReservedEnvHookId(h.id)) {
       onDropped?.(h.id);
       return;
@@ -71,7 +88,7 @@ export function snapshotHooks(
         matcher,
         handler: h.handler as HookHandler | undefined,
         webhook,
-        isControl: webhook?.responseHandling === 'toolCall',
+        isControl,
       }),
     );
   });

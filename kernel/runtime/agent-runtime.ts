@@ -71,7 +71,7 @@ export class AgentRuntime {
       record = await this.deps.store.createOperation(
         { id: operationId, agentId: agent.id, parentOperationId: options.parentOperationId, userId, agent, context: { ...(options.context ?? {}) }, state },
         [{ role: 'user', content: options.prompt }],
-        this.deps.dispatcher.getSerializedHooks(operationId),
+        this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
       );
     } catch (err) {
       this.deps.dispatcher.unregister(operationId);

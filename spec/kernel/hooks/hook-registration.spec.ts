@@ -30,6 +30,16 @@ describe('hook registration', () => {
       ['a hook with neither handler nor webhook', (c) => [valid(c), { id: 'bad', type: 'afterStep' }], /needs a handler or a webhook/],
       ['an invalid matcher', (c) => [valid(c), { id: 'bad', type: 'beforeToolCall', matcher: '(fs', handler: () => undefined }], /matcher.*not a valid regular expression/],
       ['a matcher on a non-tool event', (c) => [valid(c), { id: 'bad', type: 'afterStep', matcher: '^fs/', handler: () => undefined }], /matchers are only allowed on beforeToolCall, afterToolCall, onToolCallError/],
+      // Issue 9, item 15: even the match-everything spellings are a matcher on another type.
+      ['an empty matcher on a non-tool event', (c) => [valid(c), { id: 'bad', type: 'onComplete', matcher: '', handler: () => undefined }], /matcher: matchers are only allowed on beforeToolCall, afterToolCall, onToolCallError, not on onComplete/],
+      ['a "*" matcher on a non-tool event', (c) => [valid(c), { id: 'bad', type: 'beforeStep', matcher: '*', handler: () => undefined }], /matcher: matchers are only allowed on beforeToolCall, afterToolCall, onToolCallError, not on beforeStep/],
+      // Issue 9, item 16: a control is decided by its webhook; a handler beside it would never run.
+      [
+        'a control hook that also has a handler',
+        (c) => [valid(c), { id: 'bad', type: 'beforeToolCall', handler: () => undefined, webhook: { url: 'http://127.0.0.1:9/gate', responseHandling: 'toolCall' } }],
+        /"bad"\.handler: a control hook \(webhook\.responseHandling: "toolCall"\) cannot also have a handler/,
+      ],
+      ['two hooks with one id', (c) => [valid(c), { id: 'twice', type: 'afterStep', handler: () => undefined }, { id: 'twice', type: 'onComplete', handler: () => undefined }], /"twice"\.id: duplicate hook id/],
     ];
     for (const [what, hooks, message] of cases) {
       it(`rejects ${what} with HOOK_INVALID naming the hook, and creates no operation`, async () => {
@@ -38,7 +48,7 @@ describe('hook registration', () => {
           fx.kernel.execAgent({ agentId: 'worker', prompt: 'go', hooks: hooks(calls) as AgentHook[] }),
           (err: Error & { code?: string }) => {
             assert.equal(err.code, 'HOOK_INVALID');
-            assert.match(err.message, /hooks\[1\]/);
+            assert.match(err.message, /hooks\[[12]\]/);
             assert.match(err.message, message);
             return true;
           },
@@ -100,10 +110,43 @@ describe('hook registration', () => {
     assert.equal(hooks.hasHooks('op-1', 'onComplete'), false);
     assert.equal(hooks.hasHooks('op-2'), false);
     hooks.register('op-1', []);
-    assert.equal(hooks.hasHooks('op-1'), false, 'register replaces the operation\'s hooks');
+    assert.equal(hooks.hasHooks('op-1', 'afterStep'), true, 'an empty batch changes nothing');
     hooks.register('op-1', [hook('afterStep', () => undefined)]);
     hooks.unregister('op-1');
     assert.equal(hooks.hasHooks('op-1'), false);
+    hooks.register('op-empty', []);
+    assert.equal(hooks.hasHooks('op-empty'), false, 'an empty batch registers no hooks');
+  });
+
+  describe('a second register() for one operation appends (issue 9, item 16)', () => {
+    it('keeps the first batch and adds the second, dispatching both in registration order', async () => {
+      const seen: string[] = [];
+      const d = fx.kernel.hooks;
+      d.register('op-a', [hook('afterStep', () => seen.push('first'), { id: 'first' })]);
+      d.register('op-a', [hook('afterStep', () => seen.push('second'), { id: 'second' }), hook('onComplete', () => seen.push('done'), { id: 'done' })]);
+      assert.equal(d.hasHooks('op-a', 'afterStep'), true);
+      assert.equal(d.hasHooks('op-a', 'onComplete'), true);
+      await d.dispatch('op-a', 'afterStep', afterStepEvent('op-a'));
+      assert.deepEqual(seen, ['first', 'second']);
+      assert.deepEqual(d.getRegisteredHooks('op-a').map((h) => h.id), ['first', 'second', 'done']);
+    });
+
+    it('validates the new batch against what is registered: a repeated id is refused and nothing is added', () => {
+      const d = fx.kernel.hooks;
+      d.register('op-d', [hook('afterStep', () => undefined, { id: 'audit' })]);
+      assert.throws(
+        () => d.register('op-d', [hook('beforeStep', () => undefined, { id: 'fresh' }), hook('onComplete', () => undefined, { id: 'audit' })]),
+        (err: Error & { code?: string }) => err.code === 'HOOK_INVALID' && /hooks\[1\] "audit"\.id: duplicate hook id/.test(err.message),
+      );
+      assert.deepEqual(d.getRegisteredHooks('op-d').map((h) => h.id), ['audit'], 'the valid hook of the refused batch was not added');
+    });
+
+    it('the serialized hooks of an appended registration hold the webhook hooks of both batches', () => {
+      const d = fx.kernel.hooks;
+      d.register('op-w', [{ id: 'w1', type: 'afterStep', webhook: { url: 'http://127.0.0.1:9/one' } }]);
+      d.register('op-w', [hook('afterStep', () => undefined, { id: 'h' }), { id: 'w2', type: 'onComplete', webhook: { url: 'http://127.0.0.1:9/two' } }]);
+      assert.deepEqual(d.getSerializedHooks('op-w')?.map((h) => h.id), ['w1', 'w2']);
+    });
   });
 
   it('unregister stops delivery to the operation\'s handlers', async () => {
@@ -139,7 +182,7 @@ describe('hook registration', () => {
         webhook: { url: 'https://example.com/hooks', timeout: 5, headers: { Authorization: 'Bearer ${HOOK_TOKEN}' }, allowedEnvVars: ['HOOK_TOKEN'] },
       },
     ]);
-    const serialized = fx.kernel.hooks.getSerializedHooks('op-s');
+    const serialized = fx.kernel.hooks.getSerializedHooks('op-s')!;
     assert.equal(serialized.length, 1);
     assert.equal(serialized[0]!.id, 'both');
     assert.equal(serialized[0]!.type, 'afterToolCall');
@@ -147,7 +190,10 @@ describe('hook registration', () => {
     assert.equal(serialized[0]!.webhook.headers!.Authorization, 'Bearer ${HOOK_TOKEN}');
     assert.equal('handler' in serialized[0]!, false);
     assert.doesNotThrow(() => JSON.stringify(serialized));
-    assert.deepEqual(fx.kernel.hooks.getSerializedHooks('op-unknown'), []);
+    // Issue 9, item 16: an operation nothing was registered for has no serialized hooks at all.
+    assert.equal(fx.kernel.hooks.getSerializedHooks('op-unknown'), undefined);
+    fx.kernel.hooks.register('op-none', [hook('afterStep', () => undefined)]);
+    assert.deepEqual(fx.kernel.hooks.getSerializedHooks('op-none'), [], 'registered, but without webhook hooks');
   });
 
   it('completion unregisters the operation\'s hooks', async () => {

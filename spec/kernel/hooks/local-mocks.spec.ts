@@ -209,8 +209,9 @@ describe('local mocks', () => {
       const d = new HookDispatcher({ logger: createLogger({ level: 'silent' }) });
       d.register('op-x', [hook('beforeToolCall', (e) => e.mock({ content: 'x' }))]);
       assert.deepEqual(await d.dispatchBeforeToolCall('op-x', context), { isMocked: true, result: { content: 'x' } });
-      d.register('op-x', [hook('beforeToolCall', () => undefined)]);
-      assert.equal(await d.dispatchBeforeToolCall('op-x', context), null);
+      // A second register() appends (issue 9, item 16), so the no-mock case is another operation.
+      d.register('op-y', [hook('beforeToolCall', () => undefined)]);
+      assert.equal(await d.dispatchBeforeToolCall('op-y', { ...context, operationId: 'op-y' }), null);
     });
 
     it('is always null in queue mode (handlers cannot run there)', async () => {
