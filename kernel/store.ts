@@ -47,6 +47,12 @@ export interface OperationRecord {
   error?: { message: string; code?: string };
   createdAt: string;
   updatedAt: string;
+  /**
+   * The state version: grows by one with every commit (commitStep,
+   * publishToolResult). A commit that names `expectedVersion` succeeds only
+   * while the stored version is still that one (compare-and-swap).
+   */
+  version: number;
 }
 
 export interface MessageRecord extends Message {
@@ -82,6 +88,12 @@ export interface StepCommit {
   reason?: TerminalReason;
   state: OperationState;
   error?: { message: string; code?: string };
+  /**
+   * Compare-and-swap: commit only if the operation's version is still this
+   * one; otherwise nothing is written and STORE_VERSION_CONFLICT is thrown
+   * (another process or connection committed first).
+   */
+  expectedVersion?: number;
 }
 
 export interface NewOperation {
@@ -164,7 +176,7 @@ export interface Store {
    * filled or missing, true after writing the result and `commit` (state,
    * status) in one transaction. Concurrent callers: exactly one wins.
    */
-  publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean>;
+  publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>): Promise<boolean>;
   recordDecision(decision: DecisionRecord): Promise<void>;
   /** Newest first. */
   listDecisions(filter?: DecisionFilter): Promise<DecisionRecord[]>;

@@ -147,7 +147,8 @@ export interface BeforeHumanInterventionEvent extends AgentHookEvent {
   pendingTools: PendingTool[];
 }
 
-export type HumanAction = 'approve' | 'reject' | 'reject_continue';
+/** As afterHumanIntervention reports it (the reference's names: a reject-and-continue is `rejectAndContinue`). */
+export type HumanAction = 'approve' | 'reject' | 'rejectAndContinue';
 
 export interface AfterHumanInterventionEvent extends AgentHookEvent {
   action: HumanAction;

@@ -2,17 +2,17 @@ import { nowIso } from '../clock.js';
 import { timeOrderedId } from '../time-ordered-id.js';
 import { copyRecord, copyState } from './copy-state.js';
 import { randomUUID } from 'node:crypto';
-import { deepFreeze, parseAgentDefinition, toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import { deepFreeze, parseAgentDefinition, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
-import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, StepKind, TerminalReason } from '../hooks/hook-types.js';
+import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, StepKind, TerminalReason, ToolCallHookContext } from '../hooks/hook-types.js';
 import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
 import { TERMINAL_STATUSES, type MessageRecord, type NewMessage, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
 import { activeMessages, locateToolCall, type RunningOperation } from './running-operation.js';
-import { compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
+import { awaitsApproval, compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
-import { controlResult, runToolCall } from './tool-call-step.js';
+import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js';
+import { admitToolCalls, gateToolCall, pendingTool, toolEntryFor } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
-import { buildToolCallHookContext } from '../hooks/tool-call-context.js';
 
 export interface ExecAgentOptions {
   /** A defined agent's id, or pass `agent` inline. */
@@ -97,10 +97,19 @@ export class AgentRuntime {
     if (decision.toolCallId && targets.length === 0) {
       throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is not waiting for tool call ${decision.toolCallId}`, { details: { operationId } });
     }
-    // One decision at a time per operation in this process (a second concurrent one is refused above).
+    // One decision at a time per operation in this process (a second concurrent one is refused above);
+    // across processes the decision's commit is a compare-and-swap on the state version, so exactly one wins.
     op.deciding = true;
     try {
       await this.applyDecision(op, decision, approval, targets);
+    } catch (err) {
+      if (!(err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT')) throw err;
+      // Nothing was written: the other decision (or a run elsewhere) stands. Forget the stale copy.
+      if (!op.loopActive) this.running.delete(operationId);
+      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} was decided or changed by another process first; this decision changed nothing`, {
+        cause: err,
+        details: { operationId },
+      });
     } finally {
       op.deciding = false;
     }
@@ -136,11 +145,11 @@ export class AgentRuntime {
       state.pendingToolCalls = state.pendingToolCalls.filter((c) => !rejected.includes(c));
     }
     const status = state.approval ? 'waiting_approval' : 'running';
-    await this.commit(op, { state, status, messages });
+    await this.commit(op, { state, status, messages, expectedVersion: op.record.version });
     try {
       await this.dispatch(op, 'afterHumanIntervention', {
         ...base,
-        action: decision.action,
+        action: decision.action === 'reject_continue' ? 'rejectAndContinue' : decision.action,
         ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
         ...(decision.action !== 'approve' && decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
       });
@@ -309,13 +318,15 @@ export class AgentRuntime {
       case 'call_llm': {
         const response = await callModel(this.deps, op, 'turn', promptMessages(op), state.modelTurns);
         usage = usageOf(op, response);
+        // From here on a call is known by the identity minted for it, never by the model's id.
+        const toolCalls = admitToolCalls(this.deps, op.agent, response.toolCalls);
         state.modelTurns += 1;
-        state.pendingToolCalls = response.toolCalls;
+        state.pendingToolCalls = toolCalls;
         state.lastText = response.text || state.lastText;
-        commit.messages!.push({ role: 'assistant', content: response.text, ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}) });
+        commit.messages!.push({ role: 'assistant', content: response.text, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
         after.content = response.text;
-        after.toolCalls = response.toolCalls;
-        this.deps.events.emit({ type: 'assistant_message', operationId, stepIndex, text: response.text, toolCalls: response.toolCalls });
+        after.toolCalls = toolCalls;
+        this.deps.events.emit({ type: 'assistant_message', operationId, stepIndex, text: response.text, toolCalls });
         break;
       }
       case 'call_tool': {
@@ -337,10 +348,8 @@ export class AgentRuntime {
         break;
       }
       case 'request_human_approve': {
-        const pendingTools = state.pendingToolCalls
-          .filter((c) => c.identifier !== 'agents' && !state.approvedToolCallIds.includes(c.id))
-          .filter((c) => toolListCovers(op.agent.approval?.tools, c.identifier, c.apiName))
-          .map((c) => ({ toolCallId: c.id, identifier: c.identifier, apiName: c.apiName, args: c.args, reason: 'This tool needs approval.' }));
+        // Every pending call the gate would park at its approval stage, sub-agent calls included.
+        const pendingTools = state.pendingToolCalls.filter((c) => awaitsApproval(op.agent, state, c)).map((c) => pendingTool(c, 'This tool needs approval.'));
         await this.requestApproval(op, state, stepIndex, pendingTools, commit);
         break;
       }
@@ -439,12 +448,22 @@ export class AgentRuntime {
   ): Promise<'cancelled' | { notify?: () => Promise<void>; toolResults?: HookEventMap['afterStep']['toolResults'] }> {
     const call = state.pendingToolCalls[0]!;
     const subAgentId = call.apiName;
-    const instruction = typeof call.args.instruction === 'string' ? call.args.instruction : JSON.stringify(call.args);
+    const context = toolCallContext(op, call, stepIndex, 'agent');
+    // A sub-agent call is a tool call: the same gate, in the same order, before anything starts.
+    const verdict = await gateToolCall(this.deps, op, call, context);
+    if (verdict.kind === 'cancelled') return 'cancelled';
+    if (verdict.kind === 'needs_approval') {
+      await this.requestApproval(op, state, stepIndex, [verdict.pending], commit);
+      return {};
+    }
+    if (verdict.kind === 'denied') return this.answerCall(op, state, commit, context, verdict.result, false, verdict.observed);
+    if (verdict.kind === 'mocked') return this.answerCall(op, state, commit, context, verdict.result, true, true);
+
+    const instruction = call.args.instruction as string;
     const base = { ...this.baseEvent(op), stepIndex, agentId: subAgentId, callerAgentId: op.agent.id };
     await this.dispatch(op, 'beforeCallAgent', { ...base, instruction });
     let failure: unknown;
     try {
-      if (!(op.agent.subagents ?? []).includes(subAgentId)) throw new HookgateError('AGENT_NOT_FOUND', `agent "${op.agent.id}" has no sub-agent "${subAgentId}"`);
       const subOperationId = await this.start({
         agentId: subAgentId,
         prompt: instruction,
@@ -463,18 +482,36 @@ export class AgentRuntime {
     // The sub-agent could not even start: answer now, through the same result control.
     await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
     await this.dispatch(op, 'onCallAgentError', { ...base, error: errorMessage(failure) });
-    const result: ToolResult = { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' };
-    const located = locateToolCall(op.messages, call.id);
-    const context = buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource: 'agent' });
-    const controlled = await controlResult(this.deps, op, context, result, false);
-    if (controlled === 'cancelled') return 'cancelled';
+    return this.answerCall(op, state, commit, context, { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' }, false, true, true);
+  }
+
+  /**
+   * Answers the first pending call within this step: result control first
+   * (unless the gate refused the call before it ran: a denial runs nothing),
+   * then the tool message, then, after the commit, afterToolCall observers
+   * (not for calls refused before any hook saw them).
+   */
+  private async answerCall(
+    op: RunningOperation,
+    state: OperationState,
+    commit: StepCommit,
+    context: ToolCallHookContext,
+    raw: ToolResult,
+    mocked: boolean,
+    observed: boolean,
+    control = mocked,
+  ): Promise<'cancelled' | { notify?: () => Promise<void>; toolResults?: HookEventMap['afterStep']['toolResults'] }> {
+    const result = control ? await controlResult(this.deps, op, context, raw, mocked) : raw;
+    if (result === 'cancelled') return 'cancelled';
+    const call = state.pendingToolCalls[0]!;
     state.pendingToolCalls = state.pendingToolCalls.slice(1);
-    commit.messages!.push({ role: 'tool', toolCallId: call.id, content: controlled.content, toolResult: controlled });
+    commit.messages!.push({ role: 'tool', toolCallId: call.id, content: result.content, toolResult: result });
+    this.deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result, mocked, durationMs: 0 });
     return {
       notify: async () => {
-        if (!op.abort.signal.aborted) await this.dispatch(op, 'afterToolCall', { ...context, result: controlled, mocked: false });
+        if (observed && !op.abort.signal.aborted) await this.dispatch(op, 'afterToolCall', { ...context, result, mocked });
       },
-      toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: controlled }],
+      toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }],
     };
   }
 
@@ -510,14 +547,7 @@ export class AgentRuntime {
     const located = locateToolCall(op.messages, toolCallId);
     if (!located) return { published: false };
     const { call } = located;
-    const context = buildToolCallHookContext({
-      call,
-      assistantMessageId: located.message.id,
-      callIndex: located.index,
-      stepIndex: op.record.state.stepIndex,
-      run: op.run,
-      toolSource: call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : this.deps.tools.get(`${call.identifier}/${call.apiName}`)?.tool.toolSource,
-    });
+    const context = toolCallContext(op, call, op.record.state.stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : toolEntryFor(this.deps, call)?.tool.toolSource);
     const result = await controlResult(this.deps, op, context, raw, false);
     if (result === 'cancelled') return { published: false };
     const state = copyState(op.record.state);
@@ -525,7 +555,7 @@ export class AgentRuntime {
     const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
     const status = resume ? 'running' : op.record.status;
     if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status }))) return { published: false };
-    op.record = { ...op.record, state, status, updatedAt: nowIso() };
+    op.record = { ...op.record, state, status, updatedAt: nowIso(), version: op.record.version + 1 };
     const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
     if (placeholder) {
       placeholder.content = result.content;
@@ -571,6 +601,7 @@ export class AgentRuntime {
     if (commit.reason) record.reason = commit.reason;
     if (commit.error) record.error = commit.error;
     record.updatedAt = nowIso();
+    record.version += 1;
     if (commit.compact) {
       const gone = new Set(commit.compact.messageIds);
       op.messages = activeMessages([...op.messages.filter((m) => !gone.has(m.id)), ...written]);

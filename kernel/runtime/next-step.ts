@@ -1,9 +1,32 @@
 import { DEFAULT_MAX_STEPS, toolListCovers, type AgentDefinition } from '../agent-definition.js';
 import type { StepKind, TerminalReason } from '../hooks/hook-types.js';
-import { estimateTokens, type Message } from '../messages.js';
+import { estimateTokens, type Message, type ToolCall } from '../messages.js';
 import type { OperationState } from '../store.js';
 
 export const SUBAGENT_IDENTIFIER = 'agents';
+
+/** The input schema of every sub-agent call (`agents/<id>`). */
+export const SUBAGENT_PARAMETERS: Readonly<Record<string, unknown>> = Object.freeze({
+  type: 'object',
+  properties: { instruction: { type: 'string', description: 'What the sub-agent should do' } },
+  required: ['instruction'],
+});
+
+/** The allow-list: `agents/<id>` for the agent's sub-agents, any other tool by `tools`. Pure. */
+export function callAllowed(agent: AgentDefinition, call: Pick<ToolCall, 'identifier' | 'apiName'>): boolean {
+  if (call.identifier === SUBAGENT_IDENTIFIER) return (agent.subagents ?? []).includes(call.apiName);
+  return toolListCovers(agent.tools, call.identifier, call.apiName);
+}
+
+/** Whether `approval.tools` covers the call (`*` covers sub-agent calls too). Pure. */
+export function callNeedsApproval(agent: AgentDefinition, call: Pick<ToolCall, 'identifier' | 'apiName'>): boolean {
+  return toolListCovers(agent.approval?.tools, call.identifier, call.apiName);
+}
+
+/** Calls that would wait for a human at the approval stage of the gate: allowed, valid arguments, covered, not approved. */
+export function awaitsApproval(agent: AgentDefinition, state: OperationState, call: ToolCall): boolean {
+  return call.argumentError === undefined && callAllowed(agent, call) && callNeedsApproval(agent, call) && !state.approvedToolCallIds.includes(call.id);
+}
 
 export type NextStep = { kind: 'step'; step: StepKind } | { kind: 'finish'; reason: TerminalReason } | { kind: 'park' };
 
@@ -20,10 +43,10 @@ export function decideNextStep(agent: AgentDefinition, state: OperationState, me
   let next: StepKind;
   const first = state.pendingToolCalls[0];
   if (first) {
-    if (first.identifier === SUBAGENT_IDENTIFIER) next = 'call_agent';
-    else if (toolListCovers(agent.approval?.tools, first.identifier, first.apiName) && !state.approvedToolCallIds.includes(first.id)) {
-      next = 'request_human_approve';
-    } else next = 'call_tool';
+    // The gate's order: a call the allow-list or the schema refuses is answered without asking anyone.
+    if (awaitsApproval(agent, state, first)) next = 'request_human_approve';
+    else if (first.identifier === SUBAGENT_IDENTIFIER && callAllowed(agent, first) && first.argumentError === undefined) next = 'call_agent';
+    else next = 'call_tool';
   } else if ((state.deferredToolCallIds?.length ?? 0) > 0) {
     // Every call that could run did; the rest arrive later (kernel.completeToolCall).
     return { kind: 'park' };

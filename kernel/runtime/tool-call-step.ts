@@ -1,10 +1,11 @@
 import { errorMessage } from '../errors.js';
-import { toolListCovers } from '../agent-definition.js';
 import type { AfterToolCallEvent, ControlVerdict, PendingTool, ToolCallHookContext } from '../hooks/hook-types.js';
 import { buildToolCallHookContext } from '../hooks/tool-call-context.js';
 import type { ToolCall, ToolResult } from '../messages.js';
+import { SUBAGENT_IDENTIFIER } from './next-step.js';
 import { locateToolCall, type RunningOperation } from './running-operation.js';
-import { toolKey, type RuntimeDeps } from './runtime-deps.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+import { blockedResult, gateToolCall, toolEntryFor } from './tool-call-gate.js';
 
 /** What one tool call produced. */
 export type ToolCallOutcome =
@@ -14,64 +15,33 @@ export type ToolCallOutcome =
   | { kind: 'cancelled' };
 
 /**
- * One tool call, end to end, in the order of ARCHITECTURE.md: context, policy
- * and webhook controls, mocks, execution, result control. The caller publishes
+ * One tool call, end to end, in the order of ARCHITECTURE.md: context, the
+ * gate (tool-call-gate.ts), execution, result control. The caller publishes
  * the returned result (store, stream, model) and only then runs `notify`
  * (afterToolCall / onToolCallError observers).
  */
 export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, stepIndex: number): Promise<ToolCallOutcome> {
   const operationId = op.record.id;
   const signal = op.abort.signal;
-  const located = locateToolCall(op.messages, call.id);
-  const entry = deps.tools.get(toolKey(call.identifier, call.apiName));
-  const context = buildToolCallHookContext({
-    call,
-    assistantMessageId: located?.message.id ?? '',
-    callIndex: located?.index ?? 0,
-    stepIndex,
-    run: op.run,
-    toolSource: entry?.tool.toolSource,
-  });
+  const entry = toolEntryFor(deps, call);
+  const context = toolCallContext(op, call, stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : entry?.tool.toolSource);
 
-  // 1. Policies (in-process controls), then webhook controls. A local deny costs no HTTP call.
-  const approved = op.record.state.approvedToolCallIds.includes(call.id);
-  for (const policy of deps.policies) {
-    if (policy.mayDecide?.('beforeToolCall') === false) continue;
-    const decision = await policy.evaluateToolCall(context, signal);
-    if (decision.effect === 'deny') return published(deps, op, context, blockedResult(decision.reason ?? 'Blocked by policy.', 'hook_denied'), false);
-    if (decision.effect === 'ask' && !approved) {
-      return { kind: 'needs_approval', pending: { toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, args: call.args, reason: decision.reason } };
-    }
-  }
-  const verdict: ControlVerdict = deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')
-    ? await deps.dispatcher.evaluateToolCall(operationId, context, signal)
-    : { decision: 'allow' };
-  if (verdict.decision === 'cancelled') return { kind: 'cancelled' };
-  if (verdict.decision === 'blocked') return published(deps, op, context, blockedResult(verdict.reason, verdict.classification), false);
-
-  // 2. Mocks and observation webhooks (in the background; they never block execution).
-  if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'webhook-notification')) {
-    void deps.dispatcher.dispatch(operationId, 'beforeToolCall', context as never, { signal, webhooksOnly: true }).catch((err) =>
-      deps.logger.warn('beforeToolCall observation failed', { operationId, error: errorMessage(err) }),
-    );
-  }
-  const mock = await deps.dispatcher.dispatchBeforeToolCall(operationId, context);
-  if (signal.aborted) return { kind: 'cancelled' };
+  const verdict = await gateToolCall(deps, op, call, context);
+  if (verdict.kind === 'cancelled') return { kind: 'cancelled' };
+  if (verdict.kind === 'needs_approval') return verdict;
+  if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, { observed: verdict.observed });
 
   let result: ToolResult;
   let threw: string | undefined;
-  let mocked = false;
   deps.events.emit({ type: 'tool_started', operationId, stepIndex, toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, args: call.args });
   const started = performance.now();
-  if (mock) {
-    mocked = true;
-    result = { success: true, executionTime: 0, ...mock.result };
-  } else if (!entry || !toolAllowed(op, call)) {
-    result = { content: `Tool "${call.identifier}/${call.apiName}" is not available to this agent.`, success: false, error: 'tool_not_found', executionTime: 0 };
+  if (verdict.kind === 'mocked') {
+    result = verdict.result;
   } else {
     try {
-      const out = await entry.source.execute(
-        { identifier: call.identifier, apiName: call.apiName, args: call.args },
+      // The tool gets its own copy of what the gates saw: it may change it, nothing else sees the change.
+      const out = await entry!.source.execute(
+        { identifier: call.identifier, apiName: call.apiName, args: structuredClone(call.args) },
         { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal },
       );
       if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred', context };
@@ -83,7 +53,15 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
     }
   }
   if (signal.aborted) return { kind: 'cancelled' };
-  return published(deps, op, context, result, mocked, threw, started);
+  return published(deps, op, context, result, verdict.kind === 'mocked', { threw, started });
+}
+
+/** The frozen tool context every stage of one call shares (handlers cannot swap its arguments for later stages). */
+export function toolCallContext(op: RunningOperation, call: ToolCall, stepIndex: number, toolSource: string | undefined): ToolCallHookContext {
+  const located = locateToolCall(op.messages, call.id);
+  return Object.freeze(
+    buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource }),
+  );
 }
 
 /**
@@ -113,8 +91,7 @@ async function published(
   context: ToolCallHookContext,
   raw: ToolResult,
   mocked: boolean,
-  threw?: string,
-  started?: number,
+  { threw, started, observed = true }: { threw?: string; started?: number; observed?: boolean },
 ): Promise<ToolCallOutcome> {
   // No `started`: a denial before execution, which gets no result control.
   const result = started === undefined ? raw : await controlResult(deps, op, context, raw, mocked);
@@ -132,20 +109,11 @@ async function published(
     durationMs: started === undefined ? 0 : Math.round(performance.now() - started),
   });
   const notify = async () => {
-    if (op.abort.signal.aborted) return; // nothing arrives after onComplete
+    if (op.abort.signal.aborted || !observed) return; // nothing arrives after onComplete; refused calls reach no hook
     if (threw !== undefined) {
       await deps.dispatcher.dispatch(operationId, 'onToolCallError', { ...context, error: threw });
     }
     await deps.dispatcher.dispatch(operationId, 'afterToolCall', { ...context, result, mocked });
   };
   return { kind: 'published', result, mocked, context, threw, notify };
-}
-
-/** The result of a denied or control-failed call: costs nothing, runs nothing. */
-export function blockedResult(reason: string, classification: 'hook_denied' | 'hook_control_error'): ToolResult {
-  return { content: reason, error: classification, executionTime: 0, state: { type: 'blocked', reason }, success: false };
-}
-
-function toolAllowed(op: RunningOperation, call: ToolCall): boolean {
-  return toolListCovers(op.agent.tools, call.identifier, call.apiName);
 }

@@ -92,6 +92,7 @@ export class MemoryStore implements Store {
       state: copy(op.state),
       createdAt: now,
       updatedAt: now,
+      version: 0,
     });
     const storedHooks = copy(hooks);
     const list: MessageRecord[] = [];
@@ -125,6 +126,7 @@ export class MemoryStore implements Store {
     this.assertOpen();
     const op = this.operations.get(operationId);
     if (!op) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    assertVersion(op, commit.expectedVersion);
     const newMessages = commit.messages ?? [];
     this.assertNewMessageIds(newMessages);
     const stored = this.messages.get(operationId)!;
@@ -153,6 +155,7 @@ export class MemoryStore implements Store {
     if (commit.reason !== undefined) op.reason = commit.reason;
     if (error !== undefined) op.error = error;
     op.updatedAt = now;
+    op.version += 1;
     return result;
   }
 
@@ -170,12 +173,13 @@ export class MemoryStore implements Store {
     return copy(steps.sort((a, b) => a.stepIndex - b.stepIndex));
   }
 
-  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean> {
+  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>): Promise<boolean> {
     this.assertOpen();
     const op = this.operations.get(operationId);
     if (!op) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
     const placeholder = (this.messages.get(operationId) ?? []).find((m) => m.role === 'tool' && m.toolCallId === toolCallId && m.toolResult === undefined);
     if (!placeholder) return false;
+    assertVersion(op, commit.expectedVersion);
     const stored = copy(result);
     const state = copy(commit.state);
     placeholder.content = stored.content;
@@ -183,6 +187,7 @@ export class MemoryStore implements Store {
     op.state = state;
     if (commit.status !== undefined) op.status = commit.status;
     op.updatedAt = nowIso();
+    op.version += 1;
     return true;
   }
 
@@ -301,5 +306,14 @@ export class MemoryStore implements Store {
       usage: copy(step.usage),
       summary: copy(step.summary ?? {}),
     };
+  }
+}
+
+/** Compare-and-swap on the state version (see StepCommit.expectedVersion); checked before any change. */
+function assertVersion(op: OperationRecord, expected: number | undefined): void {
+  if (expected !== undefined && op.version !== expected) {
+    throw new HookgateError('STORE_VERSION_CONFLICT', `Operation ${op.id} is at version ${op.version}, not ${expected}: another writer committed first`, {
+      details: { operationId: op.id, expectedVersion: expected, version: op.version },
+    });
   }
 }

@@ -15,6 +15,7 @@ export interface OperationRow {
   error: string | null;
   created_at: string;
   updated_at: string;
+  version: number;
 }
 
 /** A message entry of the operation log; `id` is NULL for a generated id (derived from `key`, see message-ids.ts). */
@@ -79,6 +80,7 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
     state: JSON.parse(row.state) as OperationRecord['state'],
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    version: row.version,
   };
   if (row.parent_operation_id !== null) record.parentOperationId = row.parent_operation_id;
   if (row.user_id !== null) record.userId = row.user_id;

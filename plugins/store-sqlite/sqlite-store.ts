@@ -58,7 +58,8 @@ const NEWEST_STATE_KEY = `(SELECT key FROM operation_log l WHERE ${LOG_RANGE('l'
  */
 const OPERATION_COLUMNS =
   `o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, a.agent, o.context, COALESCE(ls.state, o.state) AS state,
-   o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.created_at) END AS updated_at`;
+   o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.created_at) END AS updated_at,
+   COALESCE(ls.state_version, o.state_version) AS version`;
 const OPERATION_FROM = `operations o JOIN agent_definitions a ON a.seq = o.agent_seq
   LEFT JOIN operation_log ls ON ls.key = ${NEWEST_STATE_KEY} AND ls.state_version > o.state_version`;
 /** A message entry with its operation's id; `id` is NULL for a generated id (derived from the key). */
@@ -259,6 +260,7 @@ export class SqliteStore implements Store {
       // Read inside this write transaction, so they stay right when other connections write too.
       const [rowVersion, newestKey, newestStateVersion, newestMessageSeq] = probe;
       const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
+      assertVersion(operationId, version - 1, commit.expectedVersion);
       let nextKey = (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1;
       const entries = (commit.step ? 1 : 0) + (commit.messages?.length ?? 0);
       if (nextKey + entries > (seq + 1) * LOG_KEYS_PER_OPERATION) {
@@ -428,15 +430,17 @@ export class SqliteStore implements Store {
   }
 
   /** Fills the empty placeholder of a deferred tool call once, with the operation state, in one transaction. */
-  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>): Promise<boolean> {
+  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>): Promise<boolean> {
     return this.guard((s) => {
-      this.publishTx ??= this.db!.transaction((opId: string, callId: string, res: ToolResult, c: Pick<StepCommit, 'state' | 'status'>) => {
+      this.publishTx ??= this.db!.transaction((opId: string, callId: string, res: ToolResult, c: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>) => {
         const seq = s.operationSeq.get(opId);
         if (seq === undefined) throw new HookgateError('STORE_NOT_FOUND', `Operation ${opId} does not exist`);
         const range = seq * LOG_KEYS_PER_OPERATION;
         if (s.fillPlaceholder.run(res.content, JSON.stringify(res), range, range + LOG_KEYS_PER_OPERATION, callId).changes === 0) return false;
         const [rowVersion, , newestStateVersion] = s.logProbe.get(seq, opId)!;
         const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
+        // Checked after the placeholder update on purpose: a conflict throws, which rolls that update back.
+        assertVersion(opId, version - 1, c.expectedVersion);
         s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: nowIso() });
         return true;
       });
@@ -444,7 +448,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  private publishTx?: Database.Transaction<(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status'>) => boolean>;
+  private publishTx?: Database.Transaction<(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>) => boolean>;
 
   /** Inserts or replaces; an absent email clears the stored one. */
   async upsertUser(user: UserRecord): Promise<void> {
@@ -559,5 +563,14 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw translateSqliteError(err, this.path);
     }
+  }
+}
+
+/** Compare-and-swap on the state version (see StepCommit.expectedVersion), inside the write transaction. */
+function assertVersion(operationId: string, current: number, expected: number | undefined): void {
+  if (expected !== undefined && current !== expected) {
+    throw new HookgateError('STORE_VERSION_CONFLICT', `Operation ${operationId} is at version ${current}, not ${expected}: another writer committed first`, {
+      details: { operationId, expectedVersion: expected, version: current },
+    });
   }
 }

@@ -231,3 +231,19 @@ export function useSqliteRestart(): SqliteRestart {
     },
   };
 }
+
+/**
+ * The call identity the runtime minted for the model's call `nativeId` (the id
+ * a scripted turn gave it): what tool messages, approvals and completions name.
+ * Searches the assistant messages' tool calls; throws when no call has it.
+ */
+export function callIdOf(messages: readonly Message[], nativeId: string): string {
+  for (const m of messages) for (const c of m.toolCalls ?? []) if (c.nativeId === nativeId) return c.id;
+  throw new Error(`no tool call with native id ${nativeId} in ${messages.length} messages`);
+}
+
+/** The model's id for a minted call identity (the inverse of callIdOf), or undefined. */
+export function nativeIdOf(messages: readonly Message[], callId: string | undefined): string | undefined {
+  for (const m of messages) for (const c of m.toolCalls ?? []) if (c.id === callId) return c.nativeId;
+  return undefined;
+}

@@ -92,6 +92,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
           state: state(),
           createdAt: created.createdAt,
           updatedAt: created.updatedAt,
+          version: 0,
         });
         assert.deepEqual(await store.getOperation('op-1'), created);
       });
@@ -321,6 +322,63 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await store.commitStep('op-1', { state: state(), messages: [{ role: 'assistant', content: 'mine' }] });
         assert.deepEqual((await store.listMessages('op-1')).map((m) => m.content), ['read a.txt', 'mine']);
         assert.deepEqual((await store.listMessages('op-2')).map((m) => [m.seq, m.content]), [[1, 'other']]);
+      });
+    });
+
+    describe('compare-and-swap on the state version', () => {
+      beforeEach(async () => {
+        await store.createOperation(newOperation('op-1'), [{ id: 'm-1', role: 'user', content: 'go' }], []);
+      });
+
+      it('starts at version 0 and every commit adds one', async () => {
+        assert.equal((await store.getOperation('op-1'))!.version, 0);
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }) });
+        await store.commitStep('op-1', { state: state({ stepIndex: 2 }), status: 'waiting_approval' });
+        assert.equal((await store.getOperation('op-1'))!.version, 2);
+      });
+
+      it('commits when the expected version is the stored one', async () => {
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }) });
+        await store.commitStep('op-1', { state: state({ stepIndex: 2 }), status: 'waiting_approval', expectedVersion: 1 });
+        const op = (await store.getOperation('op-1'))!;
+        assert.equal(op.version, 2);
+        assert.equal(op.status, 'waiting_approval');
+      });
+
+      it('a stale expected version writes nothing: no state, status, step or message', async () => {
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }), status: 'waiting_approval' });
+        const before = (await store.getOperation('op-1'))!;
+        const step = { operationId: 'op-1', stepIndex: 1, kind: 'call_tool' as const, startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} };
+        await rejectsWithCode(
+          store.commitStep('op-1', { state: state({ stepIndex: 9 }), status: 'running', step, messages: [{ role: 'tool', toolCallId: 'c', content: 'x' }], expectedVersion: 0 }),
+          'STORE_VERSION_CONFLICT',
+        );
+        assert.deepEqual(await store.getOperation('op-1'), before);
+        assert.equal((await store.listMessages('op-1')).length, 1);
+        assert.equal((await store.listSteps('op-1')).length, 0);
+      });
+
+      it('two writers that read the same version: exactly one commit wins', async () => {
+        const { version } = (await store.getOperation('op-1'))!;
+        const results = await Promise.allSettled([
+          store.commitStep('op-1', { state: state({ stepIndex: 1, lastText: 'first' }), expectedVersion: version }),
+          store.commitStep('op-1', { state: state({ stepIndex: 1, lastText: 'second' }), expectedVersion: version }),
+        ]);
+        assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+        const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        assert.ok(isHookgateError(lost.reason) && lost.reason.code === 'STORE_VERSION_CONFLICT');
+        const winner = results[0]!.status === 'fulfilled' ? 'first' : 'second';
+        assert.equal((await store.getOperation('op-1'))!.state.lastText, winner);
+      });
+
+      it('publishToolResult with a stale expected version leaves the placeholder empty', async () => {
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }), messages: [{ role: 'tool', toolCallId: 'call_d', content: '' }] });
+        await rejectsWithCode(store.publishToolResult('op-1', 'call_d', { content: 'late', success: true }, { state: state({ stepIndex: 2 }), expectedVersion: 0 }), 'STORE_VERSION_CONFLICT');
+        const placeholder = (await store.listMessages('op-1')).find((m) => m.toolCallId === 'call_d')!;
+        assert.equal(placeholder.content, '');
+        assert.equal(placeholder.toolResult, undefined);
+        assert.equal(await store.publishToolResult('op-1', 'call_d', { content: 'on time', success: true }, { state: state({ stepIndex: 2 }), expectedVersion: 1 }), true);
+        assert.equal((await store.getOperation('op-1'))!.version, 2);
       });
     });
 

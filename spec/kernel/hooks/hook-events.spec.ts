@@ -211,7 +211,7 @@ describe('hook events: payloads of the 16 hook types', () => {
     const [after] = rec.of('afterHumanIntervention');
     assert.equal(rec.of('afterHumanIntervention').length, 1);
     assert.equal(after!.operationId, handle.operationId);
-    assert.equal(after!.action, 'reject_continue');
+    assert.equal(after!.action, 'rejectAndContinue');
     assert.equal(after!.toolCallId, 'call-w');
     assert.equal(after!.rejectionReason, 'not now');
     assert.match(after!.timestamp, ISO);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { nativeIdOf, recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 /** Compaction past the token threshold, and its failure path (issue 3 item 7). */
 describe('runtime: compaction', () => {
@@ -54,8 +54,8 @@ describe('runtime: compaction', () => {
     const next = requests[3]!;
     assert.ok(next.messages.some((m) => m.role === 'summary' && m.content === 'SUMMARY-TEXT'));
     assert.equal(next.messages.some((m) => m.content === 'ORIGINAL PROMPT'), false);
-    assert.ok(next.messages.some((m) => m.role === 'tool' && m.toolCallId === 'c2'), 'the kept recent messages stay');
-    assert.equal(next.messages.some((m) => m.toolCallId === 'c1'), false);
+    assert.ok(next.messages.some((m) => m.role === 'tool' && nativeIdOf(next.messages, m.toolCallId) === 'c2'), 'the kept recent messages stay');
+    assert.equal(next.messages.some((m) => m.toolCalls?.some((c) => c.nativeId === 'c1')), false);
   });
 
   it('fires beforeCompact, then afterCompact with the counts and the summary, inside a compress_context step', async () => {

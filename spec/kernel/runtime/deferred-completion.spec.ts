@@ -8,6 +8,12 @@ import { definePlugin } from '../../../kernel/plugin.js';
 import { ToolSources } from '../../../kernel/tokens.js';
 import type { ToolSource } from '../../../kernel/tools.js';
 import { RecordingReceiver, deny } from '../../helpers/webhook-receiver.js';
+import { callIdOf } from '../../helpers/runtime-fixtures.js';
+
+/** The identity the runtime minted for the scripted call `job-1`: what a completion must name. */
+async function jobId(kernel: Kernel, operationId: string): Promise<string> {
+  return callIdOf(await kernel.listMessages(operationId), 'job-1');
+}
 
 /** `async/job` answers later: it records the call and returns `{ deferred: true }`. */
 function deferredTools() {
@@ -62,8 +68,10 @@ describe('runtime: deferred tool completion', function () {
     const handle = await kernel.execAgent({ agentId: 'waiter', prompt: 'go' });
     const parked = await handle.settled();
     assert.equal(parked.status, 'waiting_tool');
-    assert.deepEqual(parked.state.deferredToolCallIds, ['job-1']);
-    assert.deepEqual(started, [{ operationId: handle.operationId, toolCallId: 'job-1' }]);
+    const id = await jobId(kernel, handle.operationId);
+    assert.match(id, /^call_[0-9a-f]{32}$/);
+    assert.deepEqual(parked.state.deferredToolCallIds, [id]);
+    assert.deepEqual(started, [{ operationId: handle.operationId, toolCallId: id }]);
     const placeholder = (await kernel.listMessages(handle.operationId)).find((m) => m.role === 'tool');
     assert.equal(placeholder?.content, '');
     assert.equal(placeholder?.toolResult, undefined);
@@ -74,7 +82,7 @@ describe('runtime: deferred tool completion', function () {
     kernel.agents.define(agent());
     const handle = await kernel.execAgent({ agentId: 'waiter', prompt: 'go' });
     await handle.settled();
-    assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'job-1', 'job done: 42'), { published: true });
+    assert.deepEqual(await kernel.completeToolCall(handle.operationId, await jobId(kernel, handle.operationId), 'job done: 42'), { published: true });
     const final = await handle.completed();
     assert.equal(final.reason, 'done');
     assert.equal(final.state.lastText, 'got it');
@@ -88,10 +96,10 @@ describe('runtime: deferred tool completion', function () {
     kernel.agents.define(agent());
     const handle = await kernel.execAgent({ agentId: 'waiter', prompt: 'go' });
     await handle.settled();
-    await kernel.completeToolCall(handle.operationId, 'job-1', 'first');
-    assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'job-1', 'second'), { published: false });
+    await kernel.completeToolCall(handle.operationId, await jobId(kernel, handle.operationId), 'first');
+    assert.deepEqual(await kernel.completeToolCall(handle.operationId, await jobId(kernel, handle.operationId), 'second'), { published: false });
     await handle.completed();
-    assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'job-1', 'after the end'), { published: false });
+    assert.deepEqual(await kernel.completeToolCall(handle.operationId, await jobId(kernel, handle.operationId), 'after the end'), { published: false });
     const tools = (await kernel.listMessages(handle.operationId)).filter((m) => m.role === 'tool');
     assert.equal(tools.length, 1);
     assert.equal(tools[0]!.content, 'first');
@@ -102,7 +110,8 @@ describe('runtime: deferred tool completion', function () {
     kernel.agents.define(agent());
     const handle = await kernel.execAgent({ agentId: 'waiter', prompt: 'go' });
     await handle.settled();
-    const outcomes = await Promise.all(['a', 'b', 'c'].map((r) => kernel.completeToolCall(handle.operationId, 'job-1', r)));
+    const id = await jobId(kernel, handle.operationId);
+    const outcomes = await Promise.all(['a', 'b', 'c'].map((r) => kernel.completeToolCall(handle.operationId, id, r)));
     assert.equal(outcomes.filter((o) => o.published).length, 1);
     await handle.completed();
     const tool = (await kernel.listMessages(handle.operationId)).find((m) => m.role === 'tool');
@@ -115,6 +124,8 @@ describe('runtime: deferred tool completion', function () {
     const handle = await kernel.execAgent({ agentId: 'waiter', prompt: 'go' });
     await handle.settled();
     assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'no-such-call', 'x'), { published: false });
+    // The model's own id is not the call's identity: naming it publishes nothing either.
+    assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'job-1', 'x'), { published: false });
     assert.equal((await kernel.getOperation(handle.operationId))?.status, 'waiting_tool');
   });
 
@@ -130,10 +141,10 @@ describe('runtime: deferred tool completion', function () {
         hooks: [{ id: 'after-gate', type: 'afterToolCall', webhook: { url: receiver.url('/after'), responseHandling: 'toolCall' } }],
       });
       await handle.settled();
-      assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'job-1', 'secret job output'), { published: true });
+      assert.deepEqual(await kernel.completeToolCall(handle.operationId, await jobId(kernel, handle.operationId), 'secret job output'), { published: true });
       assert.equal(receiver.to('/after')[0]!.body.result.content, 'secret job output');
       await handle.completed();
-      assert.deepEqual(await kernel.completeToolCall(handle.operationId, 'job-1', 'another try'), { published: false });
+      assert.deepEqual(await kernel.completeToolCall(handle.operationId, await jobId(kernel, handle.operationId), 'another try'), { published: false });
       const tool = (await kernel.listMessages(handle.operationId)).find((m) => m.role === 'tool');
       assert.equal(tool?.content, 'job output withheld');
       assert.equal(tool?.toolResult?.error, 'hook_denied');
@@ -152,7 +163,7 @@ describe('runtime: deferred tool completion', function () {
     await first.kernel.stop();
 
     const second = await start('sqlite');
-    const published = await second.kernel.completeToolCall(handle.operationId, 'job-1', 'finished while we were down');
+    const published = await second.kernel.completeToolCall(handle.operationId, await jobId(second.kernel, handle.operationId), 'finished while we were down');
     assert.deepEqual(published, { published: true });
     const final = await second.kernel.waitForOperation(handle.operationId, 'terminal');
     assert.equal(final.reason, 'done');

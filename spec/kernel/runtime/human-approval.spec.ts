@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { AgentHook } from '../../../kernel/hooks/hook-types.js';
-import { recordHooks, scripted, startKernel, toolTurn, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { callIdOf, nativeIdOf, recordHooks, scripted, startKernel, toolTurn, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 const WRITE = toolTurn('fs', 'writeFile', { path: 'note.txt', content: 'approved content' }, 'call-w');
 
@@ -35,7 +35,8 @@ describe('runtime: human approval', () => {
     const handle = await fx.kernel.execAgent({ agentId: 'careful', prompt: 'write', hooks: rec.hooks });
     const parked = await handle.settled();
     assert.equal(parked.status, 'waiting_approval');
-    assert.deepEqual(parked.state.approval?.pendingTools.map((t) => t.toolCallId), ['call-w']);
+    assert.deepEqual(parked.state.approval?.pendingTools.map((t) => t.nativeToolCallId), ['call-w']);
+    assert.deepEqual(parked.state.approval?.pendingTools.map((t) => t.toolCallId), [callIdOf(await fx.kernel.listMessages(handle.operationId), 'call-w')]);
     assert.equal((await fx.kernel.getOperation(handle.operationId))?.status, 'waiting_approval');
     assert.deepEqual(rec.sequence().slice(-3), ['beforeStep', 'beforeHumanIntervention', 'afterStep']);
     assert.equal(rec.of('beforeStep').at(-1)!.stepType, 'request_human_approve');
@@ -88,7 +89,7 @@ describe('runtime: human approval', () => {
     assert.equal(rec.of('onStopByHumanIntervention').length, 0);
     const second = fx.model.requests[1]!;
     const tool = second.messages.find((m) => m.role === 'tool');
-    assert.equal(tool?.toolCallId, 'call-w');
+    assert.equal(nativeIdOf(second.messages, tool?.toolCallId), 'call-w');
     assert.match(tool!.content, /use a different file name/);
   });
 
@@ -123,12 +124,13 @@ describe('runtime: human approval', () => {
     });
     const handle = await fx.kernel.execAgent({ agentId: 'two', prompt: 'write' });
     const parked = await handle.settled();
-    assert.deepEqual(parked.state.approval?.pendingTools.map((t) => t.toolCallId), ['w1', 'w2']);
-    const still = await (await fx.kernel.approve(handle.operationId, { toolCallId: 'w1' })).settled();
+    assert.deepEqual(parked.state.approval?.pendingTools.map((t) => t.nativeToolCallId), ['w1', 'w2']);
+    const [w1, w2] = parked.state.approval!.pendingTools.map((t) => t.toolCallId);
+    const still = await (await fx.kernel.approve(handle.operationId, { toolCallId: w1 })).settled();
     assert.equal(still.status, 'waiting_approval');
-    assert.deepEqual(still.state.approval?.pendingTools.map((t) => t.toolCallId), ['w2']);
+    assert.deepEqual(still.state.approval?.pendingTools.map((t) => t.toolCallId), [w2]);
     assert.equal(existsSync(path.join(fx.sandbox, 'one.txt')), false, 'nothing runs while a decision is outstanding');
-    const final = await (await fx.kernel.rejectAndContinue(handle.operationId, { toolCallId: 'w2', reason: 'only one' })).completed();
+    const final = await (await fx.kernel.rejectAndContinue(handle.operationId, { toolCallId: w2, reason: 'only one' })).completed();
     assert.equal(final.status, 'done');
     assert.equal(existsSync(path.join(fx.sandbox, 'one.txt')), true);
     assert.equal(existsSync(path.join(fx.sandbox, 'two.txt')), false);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { recordHooks, scripted, startKernel, toolTurn, until, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { nativeIdOf, recordHooks, scripted, startKernel, toolTurn, until, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 /** Sub-agents as the tool `agents/<id>`: a child operation with parentOperationId (issue 3 item 1, callAgent). */
 describe('runtime: sub-agents', () => {
@@ -49,7 +49,7 @@ describe('runtime: sub-agents', () => {
   it('the child\'s final text is the parent\'s tool result, which the parent model sees', async () => {
     const { handle } = await run(scripted([{ text: 'child answer' }]));
     const tool = (await fx.kernel.listMessages(handle.operationId)).find((m) => m.role === 'tool');
-    assert.equal(tool?.toolCallId, 'call-sub');
+    assert.equal(nativeIdOf(await fx.kernel.listMessages(handle.operationId), tool?.toolCallId), 'call-sub');
     assert.equal(tool?.content, 'child answer');
     assert.equal(tool?.toolResult?.success, true);
     const second = fx.model.requests.filter((r) => r.operationId === handle.operationId)[1]!;
@@ -62,8 +62,10 @@ describe('runtime: sub-agents', () => {
     const parentSeq = rec.sequence(handle.operationId);
     // The call_agent step ends once the child started (its placeholder is stored); the child's answer is
     // published later into that placeholder, through result control, and only then observed.
-    assert.deepEqual(parentSeq.slice(parentSeq.indexOf('beforeCallAgent') - 1), [
+    // A sub-agent call is a tool call: its beforeToolCall (the gate's mock stage) comes first.
+    assert.deepEqual(parentSeq.slice(parentSeq.indexOf('beforeCallAgent') - 2), [
       'beforeStep',
+      'beforeToolCall',
       'beforeCallAgent',
       'afterCallAgent',
       'afterStep',
@@ -95,14 +97,17 @@ describe('runtime: sub-agents', () => {
     assert.match(tool!.content, /child model broke/);
   });
 
-  it('calling a sub-agent the parent does not declare fails the call, not the run', async () => {
+  it('calling a sub-agent the parent does not declare is refused by the allow-list: the call fails, not the run, and no hook sees it', async () => {
     fx.kernel.agents.define({ id: 'stranger', model: scripted([{ text: 'should not run' }]) });
     const { rec, handle, final } = await run(scripted([{ text: 'unused' }]), { call: 'stranger' });
     assert.equal(final.status, 'done');
     assert.deepEqual(await fx.kernel.listOperations({ parentOperationId: handle.operationId }), []);
-    const after = rec.of('afterCallAgent', handle.operationId)[0]!;
-    assert.equal(after.success, false);
-    assert.match(rec.of('onCallAgentError', handle.operationId)[0]!.error, /no sub-agent "stranger"/);
+    for (const type of ['beforeToolCall', 'afterToolCall', 'beforeCallAgent', 'afterCallAgent', 'onCallAgentError'] as const) {
+      assert.equal(rec.of(type, handle.operationId).length, 0, `${type} must not see a call outside the allow-list`);
+    }
+    const tool = (await fx.kernel.listMessages(handle.operationId)).find((m) => m.role === 'tool');
+    assert.equal(tool?.toolResult?.error, 'tool_not_allowed');
+    assert.match(tool!.content, /agents\/stranger/);
   });
 
   it('aborting the parent while the child runs interrupts both', async () => {

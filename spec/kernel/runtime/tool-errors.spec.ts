@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { nativeIdOf, recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 /** A tool that throws gives onToolCallError and a result the model sees; the run goes on (issue 3 item 9). */
 describe('runtime: tool errors', () => {
@@ -39,7 +39,7 @@ describe('runtime: tool errors', () => {
     assert.equal(final.state.lastText, 'recovered');
     assert.equal(turnRequests.length, 2);
     const toolMessage = turnRequests[1]!.messages.find((m) => m.role === 'tool');
-    assert.equal(toolMessage?.toolCallId, 'c1');
+    assert.equal(nativeIdOf(turnRequests[1]!.messages, toolMessage?.toolCallId), 'c1');
     assert.match(toolMessage!.content, /disk on fire/);
   });
 
@@ -56,16 +56,19 @@ describe('runtime: tool errors', () => {
       { text: 'done' },
     ]);
     assert.equal(final.status, 'done');
-    assert.deepEqual(rec.of('afterToolCall').map((e) => [e.toolCallId, e.result.success]), [['c1', false], ['c2', true]]);
+    assert.deepEqual(rec.of('afterToolCall').map((e) => [e.nativeToolCallId, e.result.success]), [['c1', false], ['c2', true]]);
     assert.equal(fx.tools.calls.length, 2);
   });
 
-  it('a tool the agent may not use is not executed; the model is told so', async () => {
+  it('a tool the agent may not use is not executed and no hook sees the call; the model is told tool_not_allowed', async () => {
     const { rec, final, turnRequests } = await run([toolTurn('other', 'echo', {}, 'c1'), { text: 'ok' }], ['test/*']);
     assert.equal(final.status, 'done');
     assert.equal(fx.tools.calls.length, 0);
-    assert.equal(rec.of('afterToolCall')[0]!.result.error, 'tool_not_found');
-    assert.match(turnRequests[1]!.messages.find((m) => m.role === 'tool')!.content, /not available/);
+    assert.equal(rec.of('beforeToolCall').length, 0);
+    assert.equal(rec.of('afterToolCall').length, 0);
+    const tool = turnRequests[1]!.messages.find((m) => m.role === 'tool')!;
+    assert.equal(tool.toolResult?.error, 'tool_not_allowed');
+    assert.match(tool.content, /not available/);
     assert.deepEqual(turnRequests[0]!.toolNames.sort(), ['test/boom', 'test/echo']);
   });
 });

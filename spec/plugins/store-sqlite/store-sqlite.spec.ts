@@ -279,6 +279,7 @@ describe('store-sqlite', () => {
           error: { message: 'boom', code: 'MODEL_FAILED' },
           createdAt: '2025-01-01T00:00:00.000Z',
           updatedAt: '2025-01-01T00:00:05.000Z',
+          version: 0,
         });
         assert.deepEqual((await store.listOperations()).map((o) => [o.id, o.parentOperationId, o.agent]), [
           ['op-b', 'op-a', { id: 'agent-b' }],
@@ -383,6 +384,7 @@ describe('store-sqlite', () => {
           state: state(2),
           createdAt: '2025-01-01T00:00:00.000Z',
           updatedAt: '2025-01-01T00:00:05.000Z',
+          version: 0,
         });
         assert.deepEqual((await store.listOperations()).map((o) => [o.id, o.state.stepIndex, o.updatedAt]), [
           ['op-b', 1, '2025-01-02T00:00:01.000Z'],

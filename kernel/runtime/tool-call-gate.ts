@@ -1,0 +1,145 @@
+import { errorMessage } from '../errors.js';
+import type { ControlVerdict, PendingTool, ToolCallHookContext } from '../hooks/hook-types.js';
+import type { ToolCall, ToolResult } from '../messages.js';
+import type { CanonicalArgs, ToolDefinition, ToolSource } from '../tools.js';
+import type { AgentDefinition } from '../agent-definition.js';
+import { argumentSchemaError } from './argument-schema.js';
+import { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
+import { mintToolCalls } from './tool-call-identity.js';
+import type { RunningOperation } from './running-operation.js';
+import { toolKey, type RuntimeDeps } from './runtime-deps.js';
+
+/** What the gate let through, refused, or parked. */
+export type GateVerdict =
+  /** Every gate said yes: run the tool with the arguments the gates saw. */
+  | { kind: 'allowed' }
+  /** A local mock supplied the result: nothing runs; the result still passes result control. */
+  | { kind: 'mocked'; result: ToolResult }
+  /**
+   * Refused: nothing runs, the result is published as is. `observed` is false
+   * for calls refused before any hook saw them (outside the allow-list, an
+   * unknown tool, arguments that fail the schema): no afterToolCall either.
+   */
+  | { kind: 'denied'; result: ToolResult; observed: boolean }
+  /** A human must decide first (the approval requirement or a policy's `ask`). */
+  | { kind: 'needs_approval'; pending: PendingTool }
+  | { kind: 'cancelled' };
+
+/** The tool a call names, only when identifier and apiName match exactly (no `a/b` + `c` vs `a` + `b/c` confusion). */
+export function toolEntryFor(deps: RuntimeDeps, call: ToolCall): { tool: ToolDefinition; source: ToolSource } | undefined {
+  const entry = deps.tools.get(toolKey(call.identifier, call.apiName));
+  return entry && entry.tool.identifier === call.identifier && entry.tool.apiName === call.apiName ? entry : undefined;
+}
+
+/**
+ * The tool calls of a model turn as the runtime stores and gates them: a
+ * minted identity each, deep-frozen arguments, and `argumentError` for
+ * arguments the tool's input schema refuses (checked here, once, so no
+ * policy ever sees them). Calls the agent may not make are left for the
+ * gate's allow-list. Synchronous; never throws.
+ */
+export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[]): ToolCall[] {
+  if (calls.length === 0) return [];
+  return mintToolCalls(calls).map((call) => {
+    if (call.argumentError !== undefined || !callAllowed(agent, call)) return call;
+    const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, call)?.tool.parameters;
+    const problem = argumentSchemaError(`${call.identifier}/${call.apiName}`, schema as Record<string, unknown> | undefined, call.args);
+    return problem === undefined ? call : Object.freeze({ ...call, argumentError: problem });
+  });
+}
+
+/**
+ * The one gate every kind of tool call passes (builtin, plugin tool sources,
+ * sub-agents), in this order; the first stage that refuses ends it:
+ *
+ * 1. allow-list and existence: a call the agent may not make, or of a tool
+ *    nobody provides, gets `tool_not_allowed` / `tool_not_found` before any
+ *    policy, webhook, decision log or mock sees it;
+ * 2. arguments: refused by the input schema (or too deep) at the model turn,
+ *    answered here with `invalid_arguments` (the model may retry);
+ * 3. the approval requirement (`approval.tools`): parks until a human decides;
+ * 4. policies, on the arguments and their canonical form (`canonical`, from
+ *    the tool source): deny refuses, `ask` parks unless a human approved this
+ *    very call;
+ * 5. webhook controls (the caller's in order, then environment hooks);
+ * 6. beforeToolCall handlers with `mock()` (and observation webhooks, in the
+ *    background).
+ *
+ * Every stage sees the same deep-frozen arguments (`context.args`, which is
+ * `call.args`), so what runs is what the gates saw and what is stored. An
+ * approval counts only for the call identity it was given for.
+ */
+export async function gateToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, context: ToolCallHookContext): Promise<GateVerdict> {
+  const operationId = op.record.id;
+  const signal = op.abort.signal;
+  const name = `${call.identifier}/${call.apiName}`;
+  const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
+  const entry = isSubagent ? undefined : toolEntryFor(deps, call);
+
+  // 1-2. Nothing downstream sees these calls.
+  if (!callAllowed(op.agent, call)) return refused(`Tool "${name}" is not available to this agent.`, 'tool_not_allowed');
+  if (!isSubagent && !entry) return refused(`Tool "${name}" does not exist.`, 'tool_not_found');
+  if (call.argumentError !== undefined) return refused(`Error: ${call.argumentError}. Fix the arguments and call the tool again.`, 'invalid_arguments');
+
+  // 3. The approval requirement; no policy or control is asked while waiting.
+  const approved = op.record.state.approvedToolCallIds.includes(call.id);
+  if (!approved && callNeedsApproval(op.agent, call)) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
+
+  // 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call).
+  if (deps.policies.length > 0) {
+    let policyEvent: ToolCallHookContext & { canonical?: CanonicalArgs } = context;
+    if (entry?.source.canonicalArgs) {
+      try {
+        const canonical = await entry.source.canonicalArgs({ identifier: call.identifier, apiName: call.apiName, args: call.args });
+        policyEvent = { ...context, canonical };
+      } catch (err) {
+        // Fail closed: a policy must never decide on a spelling the tool would resolve differently.
+        return denied(`Blocked: what the arguments of ${name} name could not be determined (${errorMessage(err)}).`);
+      }
+    }
+    for (const policy of deps.policies) {
+      if (policy.mayDecide?.('beforeToolCall') === false) continue;
+      const decision = await policy.evaluateToolCall(policyEvent, signal);
+      if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.');
+      if (decision.effect === 'ask' && !approved) return { kind: 'needs_approval', pending: pendingTool(call, decision.reason) };
+    }
+  }
+
+  // 5. Webhook controls.
+  const verdict: ControlVerdict = deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')
+    ? await deps.dispatcher.evaluateToolCall(operationId, context, signal)
+    : { decision: 'allow' };
+  if (verdict.decision === 'cancelled') return { kind: 'cancelled' };
+  if (verdict.decision === 'blocked') return { kind: 'denied', result: blockedResult(verdict.reason, verdict.classification), observed: true };
+
+  // 6. Observation webhooks (in the background; they never block execution), then mocks.
+  if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'webhook-notification')) {
+    void deps.dispatcher.dispatch(operationId, 'beforeToolCall', context as never, { signal, webhooksOnly: true }).catch((err) =>
+      deps.logger.warn('beforeToolCall observation failed', { operationId, error: errorMessage(err) }),
+    );
+  }
+  const mock = await deps.dispatcher.dispatchBeforeToolCall(operationId, context);
+  if (signal.aborted) return { kind: 'cancelled' };
+  if (mock) return { kind: 'mocked', result: { success: true, executionTime: 0, ...mock.result } };
+  return { kind: 'allowed' };
+}
+
+/** The result of a denied or control-failed call: costs nothing, runs nothing. */
+export function blockedResult(reason: string, classification: 'hook_denied' | 'hook_control_error'): ToolResult {
+  return { content: reason, error: classification, executionTime: 0, state: { type: 'blocked', reason }, success: false };
+}
+
+function denied(reason: string): GateVerdict {
+  return { kind: 'denied', result: blockedResult(reason, 'hook_denied'), observed: true };
+}
+
+function refused(content: string, error: 'tool_not_allowed' | 'tool_not_found' | 'invalid_arguments'): GateVerdict {
+  return { kind: 'denied', result: { content, success: false, error, executionTime: 0 }, observed: false };
+}
+
+export function pendingTool(call: ToolCall, reason: string | undefined): PendingTool {
+  const pending: PendingTool = { toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, args: call.args };
+  if (call.nativeId !== undefined) pending.nativeToolCallId = call.nativeId;
+  if (reason !== undefined) pending.reason = reason;
+  return pending;
+}
