@@ -11,7 +11,7 @@ export interface EmailLookupOptions {
   logger: Logger;
   cacheSize?: number;
   ttlMs?: number;
-  /** Clock for TTL tracking (milliseconds); specs pass a fake one. Must not return 0. */
+  /** Clock for TTL tracking (milliseconds; default `performance.now`); specs pass a fake one. */
   now?: () => number;
 }
 
@@ -22,8 +22,9 @@ export type EmailLookup = (userId: string, options?: { signal?: AbortSignal }) =
  * Creates a cached email look-up over a {@link UserDirectory}.
  *
  * The cache holds at most `cacheSize` users (least recently used evicted
- * first). An entry expires exactly `ttlMs` after it was inserted; hits do not
- * extend it. The entry is the look-up's promise, so concurrent callers for one
+ * first). An entry expires exactly `ttlMs` after it was inserted: a read at
+ * `ttlMs` (300,000 ms by default) or later looks the user up again; hits do
+ * not extend it. The entry is the look-up's promise, so concurrent callers for one
  * user share one directory call, and a "no email" answer is cached like an
  * email. A directory error is logged and treated as
  * "no email".
@@ -35,16 +36,12 @@ export type EmailLookup = (userId: string, options?: { signal?: AbortSignal }) =
  */
 export function createEmailLookup(options: EmailLookupOptions): EmailLookup {
   const { userDirectory, logger } = options;
-  const now = options.now;
-  const cache = new LRUCache<string, Promise<string | undefined>>({
+  const now = options.now ?? (() => performance.now());
+  const ttlMs = options.ttlMs ?? EMAIL_CACHE_TTL_MS;
+  // Expiry is checked here, not by lru-cache (which keeps an entry until its age exceeds the TTL,
+  // one tick too long): an entry inserted at t is gone at exactly t + ttlMs.
+  const cache = new LRUCache<string, { pending: Promise<string | undefined>; insertedAt: number }>({
     max: options.cacheSize ?? EMAIL_CACHE_SIZE,
-    ttl: options.ttlMs ?? EMAIL_CACHE_TTL_MS,
-    updateAgeOnGet: false,
-    updateAgeOnHas: false,
-    allowStale: false,
-    // Exact expiry: no cached clock reading between checks.
-    ttlResolution: 0,
-    ...(now ? { perf: { now } } : {}),
   });
 
   const read = async (userId: string): Promise<string | undefined> => {
@@ -60,11 +57,17 @@ export function createEmailLookup(options: EmailLookupOptions): EmailLookup {
   return (userId, { signal } = {}) => {
     if (signal?.aborted) return Promise.resolve(undefined);
     if (!userDirectory) return Promise.resolve(undefined);
-    let pending = cache.get(userId);
-    if (pending === undefined) {
-      pending = read(userId);
-      cache.set(userId, pending);
+    const at = now();
+    let entry = cache.get(userId);
+    if (entry !== undefined && at - entry.insertedAt >= ttlMs) {
+      cache.delete(userId);
+      entry = undefined;
     }
+    if (entry === undefined) {
+      entry = { pending: read(userId), insertedAt: at };
+      cache.set(userId, entry);
+    }
+    const pending = entry.pending;
     if (!signal) return pending;
     const shared = pending;
     return new Promise<string | undefined>((resolve) => {

@@ -165,9 +165,16 @@ describe('createWebhookPayloadBuilder', () => {
       clock += 99_999; // 299,999 ms after insertion
       await b.build(hook(), onCompleteEvent(), 'notification');
       assert.equal(directory.calls.length, 1);
-      clock += 2; // 300,001 ms
+      clock += 1; // exactly 300,000 ms: expired (issue 9, item 18), so the user is looked up again
       await b.build(hook(), onCompleteEvent(), 'notification');
       assert.equal(directory.calls.length, 2);
+      // The new entry is fresh from this second insertion: hit until 299,999 ms after it, expired at 300,000.
+      clock += 299_999;
+      await b.build(hook(), onCompleteEvent(), 'notification');
+      assert.equal(directory.calls.length, 2);
+      clock += 1;
+      await b.build(hook(), onCompleteEvent(), 'notification');
+      assert.equal(directory.calls.length, 3);
     });
 
     it('is per builder', async () => {
