@@ -25,9 +25,15 @@ export interface ToolResult {
   /** A classification such as `hook_denied`, `hook_control_error`, `tool_error`, `human_rejected`. */
   error?: string;
   state?: { type: string; reason?: string; [key: string]: unknown };
-  /** Structured data (for example a skill's Work record); trimmed in notification webhooks. */
+  /** Structured data about the call (sent to webhooks as it is). */
   data?: unknown;
   args?: unknown;
+  /**
+   * A Work registration intent. A skill's (`type: 'skill'`) carries the raw,
+   * untruncated payload in `data` / `args` for in-process Work registration;
+   * notification webhooks get it with `data: null` and no `args`.
+   */
+  workRegistration?: { type: string; data?: unknown; args?: unknown; [key: string]: unknown };
 }
 
 export interface Usage {

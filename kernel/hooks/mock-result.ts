@@ -6,7 +6,7 @@ export const MAX_MOCK_RESULT_BYTES = 1_048_576;
 /** How deeply `data`, `args` and `state` may nest. */
 export const MAX_MOCK_RESULT_DEPTH = 64;
 
-const FIELDS = new Set(['content', 'success', 'error', 'executionTime', 'state', 'data', 'args']);
+const FIELDS = new Set(['content', 'success', 'error', 'executionTime', 'state', 'data', 'args', 'workRegistration']);
 
 /**
  * Checks what a handler passed to `event.mock()` and returns a deep copy of it
@@ -16,7 +16,8 @@ const FIELDS = new Set(['content', 'success', 'error', 'executionTime', 'state',
  * A result is an object with `content` a string; `success` a boolean,
  * `error` a string, `executionTime` a finite number >= 0 and `state` an
  * object with a string `type`, each when given (a field set to `undefined`
- * counts as not given); `data` and `args` any JSON value. Nothing else is
+ * counts as not given); `data` and `args` any JSON value; `workRegistration`
+ * an object with a string `type`. Nothing else is
  * allowed, the whole value must be JSON data (no functions, bigints,
  * non-finite numbers, class instances or cycles) nesting at most 64 levels,
  * and its JSON at most 1 MiB.
@@ -28,7 +29,7 @@ export function validateMockResult(value: unknown): MockResult {
   if (!isPlainObject(value)) fail('', `expected a result object, got ${describe(value)}`);
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
-    if (!FIELDS.has(key)) fail(`.${key}`, 'unknown field; expected content, success, error, executionTime, state, data or args');
+    if (!FIELDS.has(key)) fail(`.${key}`, 'unknown field; expected content, success, error, executionTime, state, data, args or workRegistration');
     if (field === undefined) continue;
     out[key] = field;
   }
@@ -42,6 +43,10 @@ export function validateMockResult(value: unknown): MockResult {
     if (!isPlainObject(out.state)) fail('.state', `expected an object with a string type, got ${describe(out.state)}`);
     if (typeof out.state.type !== 'string') fail('.state.type', `expected a string, got ${describe(out.state.type)}`);
     if (out.state.reason !== undefined && typeof out.state.reason !== 'string') fail('.state.reason', `expected a string, got ${describe(out.state.reason)}`);
+  }
+  if (out.workRegistration !== undefined) {
+    if (!isPlainObject(out.workRegistration)) fail('.workRegistration', `expected an object with a string type, got ${describe(out.workRegistration)}`);
+    if (typeof out.workRegistration.type !== 'string') fail('.workRegistration.type', `expected a string, got ${describe(out.workRegistration.type)}`);
   }
   const copy = copyJson(out, '', new Set(), 0) as MockResult;
   const bytes = Buffer.byteLength(JSON.stringify(copy), 'utf8');

@@ -37,16 +37,20 @@ export interface WebhookPayloadBuilder {
 }
 
 /**
- * Removes skill Work data from a tool result for notification payloads
- * (`data: null`, no `args`); results without them are returned as they are.
- * Returns a copy: the in-process result keeps everything.
+ * Removes raw skill Work data from a tool result for notification payloads
+ * (the reference's `redactResultForEvents`): when the result carries a skill
+ * Work registration (`workRegistration.type === 'skill'`), that registration
+ * keeps its other fields but gets `data: null` and no `args`. Nothing else is
+ * touched: the result's own `data` and `args`, and Work registrations of other
+ * types, reach the receiver as they are. Returns a copy when it trims, else
+ * the result itself: the in-process result keeps everything.
  */
 export function trimResultForNotification(result: unknown): unknown {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
-  const record = result as Record<string, unknown>;
-  if (!('data' in record) && !('args' in record)) return result;
-  const { args: _args, ...rest } = record;
-  return { ...rest, data: null };
+  const work = (result as { workRegistration?: unknown }).workRegistration;
+  if (typeof work !== 'object' || work === null || (work as { type?: unknown }).type !== 'skill') return result;
+  const { args: _args, ...rest } = work as Record<string, unknown>;
+  return { ...result, workRegistration: { ...rest, data: null } };
 }
 
 /**
@@ -58,8 +62,9 @@ export function trimResultForNotification(result: unknown): unknown {
  *    listed fields the event has;
  * 2. add `hookId` and `hookType`, then spread `webhook.body` (notifications
  *    only; the body wins on overlapping keys);
- * 3. afterToolCall notifications get a trimmed `result` (`data: null`, no
- *    `args`); controls get the full result;
+ * 3. afterToolCall notifications get a `result` whose skill Work
+ *    registration is trimmed (`data: null`, no `args`; see
+ *    {@link trimResultForNotification}); controls get the full result;
  * 4. remove `finalState`, any supplied `userEmail`, and the in-memory `mock`
  *    callback;
  * 5. the effective user id is the payload's `userId` when the payload has that

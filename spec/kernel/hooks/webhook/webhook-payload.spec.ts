@@ -44,15 +44,24 @@ describe('createWebhookPayloadBuilder', () => {
       assert.deepEqual(payload, { status: 'done', hookId: 'audit', hookType: 'onComplete' });
     });
 
-    it('trims skill Work data in afterToolCall notification results', async () => {
-      const payload = await builder().build(hook({}, 'afterToolCall'), afterToolCallEvent(), 'notification');
-      assert.deepEqual(payload?.result, { content: 'file text', success: true, executionTime: 12, data: null });
+    // Issue 9, item 19: only a skill's Work registration is raw Work data (the reference's
+    // redactResultForEvents); the result's own data and args reach the receiver.
+    it('trims skill Work data in afterToolCall notification results: the skill registration keeps its fields but data: null and no args', async () => {
+      const skill = { type: 'skill', name: 'report', data: { rows: 'x'.repeat(50) }, args: { raw: 'payload' } };
+      const event = afterToolCallEvent({ result: { content: 'done', success: true, data: { subOperationId: 'op_9' }, workRegistration: skill } as never });
+      const payload = await builder().build(hook({}, 'afterToolCall'), event, 'notification');
+      assert.deepEqual(payload?.result, { content: 'done', success: true, data: { subOperationId: 'op_9' }, workRegistration: { type: 'skill', name: 'report', data: null } });
+      // The in-process result (Work registration, local handlers) keeps everything.
+      assert.deepEqual((event.result as unknown as { workRegistration: unknown }).workRegistration, skill);
     });
 
-    it('leaves results without Work data as they are', async () => {
-      const result = { content: 'ok', success: true };
-      const payload = await builder().build(hook({}, 'afterToolCall'), afterToolCallEvent({ result }), 'notification');
-      assert.deepEqual(payload?.result, result);
+    it('leaves result.data, result.args and other Work registrations as they are', async () => {
+      const event = afterToolCallEvent();
+      const payload = await builder().build(hook({}, 'afterToolCall'), event, 'notification');
+      assert.deepEqual(payload?.result, { content: 'file text', success: true, executionTime: 12, data: { work: 'x'.repeat(50) }, args: { raw: 'payload' } });
+      const task = { type: 'task', data: { id: 't1' }, args: { a: 1 } };
+      const withTask = await builder().build(hook({}, 'afterToolCall'), afterToolCallEvent({ result: { content: 'ok', success: true, workRegistration: task } as never }), 'notification');
+      assert.deepEqual(withTask?.result, { content: 'ok', success: true, workRegistration: task });
     });
 
     it('gives controls the full result and ignores eventFields and body', async () => {

@@ -263,9 +263,18 @@ describe('WebhookSender', () => {
       assert.deepEqual(receiver.requests[0].body, { operationId: 'op_1', status: 'overridden', hookId: 'audit', hookType: 'onComplete', source: 'hookgate', userEmail: 'ada@example.com' });
     });
 
-    it('trims skill Work data from afterToolCall results', async () => {
-      await sender().sendNotification(notification({}, 'afterToolCall'), afterToolCallEvent());
-      assert.deepEqual(receiver.requests[0].body.result, { content: 'file text', success: true, executionTime: 12, data: null });
+    it('trims only skill Work data from afterToolCall results (issue 9, item 19)', async () => {
+      const workRegistration = { type: 'skill', name: 'report', data: { rows: [1, 2] }, args: { raw: 'payload' } };
+      const base = afterToolCallEvent();
+      await sender().sendNotification(notification({}, 'afterToolCall'), { ...base, result: { ...base.result, workRegistration } });
+      assert.deepEqual(receiver.requests[0].body.result, {
+        content: 'file text',
+        success: true,
+        executionTime: 12,
+        data: { work: 'x'.repeat(50) },
+        args: { raw: 'payload' },
+        workRegistration: { type: 'skill', name: 'report', data: null },
+      });
     });
 
     it('reports a failed delivery as non-critical by default', async () => {
