@@ -11,7 +11,7 @@ import { OperationEvents, type OperationEvent } from './runtime/operation-events
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { Config, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { Config, Environment, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { ToolResult } from './messages.js';
@@ -24,7 +24,7 @@ export interface KernelOptions {
   scrubber?: SecretScrubber;
   /** Builds webhook delivery once plugins are started (kernel/hooks/webhook); without it, webhook hooks are rejected. */
   webhookSupport?: (kernel: Kernel) => WebhookSupport | undefined;
-  /** Environment for webhook header templates and environment hooks; default process.env, read at every send. */
+  /** Environment for webhook header templates, environment hooks and plugins (the `Environment` token: the QStash token, ...); default process.env, read at every send. */
   env?: NodeJS.ProcessEnv;
   /** `queue` delivers only serialized webhooks (workers); default `local`. */
   deliveryMode?: 'local' | 'queue';
@@ -39,7 +39,7 @@ export interface OperationHandle {
   completed(): Promise<OperationRecord>;
 }
 
-const CORE_TOKENS: readonly Token<unknown>[] = [Config, Logger, Secrets];
+const CORE_TOKENS: readonly Token<unknown>[] = [Config, Logger, Secrets, Environment];
 
 /**
  * The microkernel: a tsyringe child container, the plugin lifecycle, one hook
@@ -66,6 +66,7 @@ export class Kernel {
     this.host.bindCore(Config, this.config);
     this.host.bindCore(Logger, this.logger);
     this.host.bindCore(Secrets, this.secrets);
+    this.host.bindCore(Environment, options.env ?? process.env);
     for (const p of options.plugins ?? []) this.host.add(p);
   }
 

@@ -12,6 +12,8 @@ import type { ToolPolicy } from './tool-policy.js';
 export const Config = createToken<HookgateConfig>('kernel.config');
 export const Logger = createToken<LoggerContract>('kernel.logger');
 export const Secrets = createToken<SecretScrubber>('kernel.secrets');
+/** The kernel's environment (`createKernel({ env })`, default `process.env`): plugins read variables here, read at use time. */
+export const Environment = createToken<Readonly<Record<string, string | undefined>>>('kernel.env');
 
 /** Provided by plugins. */
 export const Store = createToken<StoreContract>('store');

@@ -1,17 +1,21 @@
 import { definePlugin } from '../../kernel/plugin.js';
-import { Config, Secrets, WebhookTransports } from '../../kernel/tokens.js';
+import { Config, Environment, Secrets, WebhookTransports } from '../../kernel/tokens.js';
 import { QStashWebhookTransport } from './qstash-transport.js';
 
-/** Webhook delivery through Upstash QStash (`delivery: 'qstash'`); base URL and token env var from `config.webhooks.qstash`. */
+/**
+ * Webhook delivery through Upstash QStash (`delivery: 'qstash'`); base URL and
+ * token env var from `config.webhooks.qstash`, the token itself from the
+ * kernel's environment (`createKernel({ env })`), read at every send.
+ */
 export default definePlugin({
   id: 'transport-qstash',
   description: 'Publishes webhooks through QStash with the official @upstash/qstash client',
-  requires: [Config, Secrets],
+  requires: [Config, Secrets, Environment],
   provides: [WebhookTransports],
   register(ctx) {
     ctx.bindFactory(WebhookTransports, (c) => {
       const { qstash } = c.resolve(Config).webhooks;
-      return new QStashWebhookTransport({ baseUrl: qstash.url, tokenEnv: qstash.tokenEnv, scrubber: c.resolve(Secrets) });
+      return new QStashWebhookTransport({ baseUrl: qstash.url, tokenEnv: qstash.tokenEnv, env: c.resolve(Environment), scrubber: c.resolve(Secrets) });
     });
   },
 });

@@ -7,8 +7,8 @@ export interface QStashTransportOptions {
   baseUrl: string;
   /** Name of the env var holding the token (`config.webhooks.qstash.tokenEnv`); read at every send. */
   tokenEnv: string;
-  /** Where the token is read from; default `process.env`. */
-  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the token is read from at every send: the kernel's environment (the plugin passes it). */
+  env: Readonly<Record<string, string | undefined>>;
   /** The token is registered here so no log line can show it. */
   scrubber?: SecretScrubber;
 }
@@ -44,7 +44,7 @@ export class QStashWebhookTransport implements WebhookTransport {
   async send(request: WebhookRequest): Promise<WebhookResponse> {
     const { signal } = request;
     if (signal?.aborted) return { ok: false, kind: 'cancelled', message: 'cancelled before publishing' };
-    const token = (this.options.env ?? process.env)[this.options.tokenEnv];
+    const token = this.options.env[this.options.tokenEnv];
     if (token === undefined || token.trim() === '') {
       return { ok: false, kind: 'configuration', message: `QStash token env var ${this.options.tokenEnv} is not set` };
     }
