@@ -33,6 +33,7 @@ export const ERROR_CATALOG = {
   // runtime
   OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
   OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },
+  OPERATION_NOT_RUNNING: { category: 'user', summary: 'the operation is not one a crashed process left running' },
   MODEL_NOT_FOUND: { category: 'user', summary: 'no model provider has this name' },
   MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },
   TOOL_NOT_FOUND: { category: 'user', summary: 'the model asked for a tool the agent does not have' },

@@ -90,7 +90,12 @@ export class AgentRuntime {
     const op = await this.get(operationId);
     const approval = op.record.state.approval;
     if (op.record.status !== 'waiting_approval' || !approval || op.deciding) {
-      const what = op.deciding ? 'already being decided' : `${op.record.status}, not waiting for approval`;
+      const orphaned = op.record.status === 'running' && !op.loopActive;
+      const what = op.deciding
+        ? 'already being decided'
+        : orphaned
+          ? `running, not waiting for approval (if the process running it is gone: hookgate resume ${operationId}, or hookgate abort ${operationId})`
+          : `${op.record.status}, not waiting for approval`;
       throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is ${what}`, { details: { operationId } });
     }
     const targets = decision.toolCallId ? approval.pendingTools.filter((t) => t.toolCallId === decision.toolCallId) : approval.pendingTools;
@@ -182,10 +187,13 @@ export class AgentRuntime {
     const op = await this.get(operationId);
     if (TERMINAL.has(op.record.status)) return;
     op.abort.abort();
-    const children = [...this.running.values()].filter((c) => c.record.parentOperationId === operationId);
-    for (const child of children) await this.abort(child.record.id);
-    // A loop in this process finishes it itself; a parked operation, or one a stopped process left running, is finished here.
-    if (!op.loopActive) await this.finish(op, 'interrupted');
+    // Children running here, and unfinished ones a stopped or crashed process left behind.
+    const children = new Set([...this.running.values()].filter((c) => c.record.parentOperationId === operationId).map((c) => c.record.id));
+    for (const child of await this.deps.store.listOperations({ parentOperationId: operationId })) if (!TERMINAL.has(child.status)) children.add(child.id);
+    for (const child of children) await this.abort(child);
+    // A loop in this process finishes it itself; a parked operation, or one a stopped process left running, is
+    // finished here, by compare-and-swap: if another process changed it meanwhile, nothing is written.
+    if (!op.loopActive) await this.finish(op, 'interrupted', undefined, op.record.version);
   }
 
   /** Resolves when the operation is parked or terminal (`settled`) or only when terminal. */
@@ -628,14 +636,19 @@ export class AgentRuntime {
     await this.finish(op, 'error', { message: errorMessage(err), ...(code ? { code } : {}) });
   }
 
-  private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }): Promise<void> {
+  /** Ends the operation. With `expectedVersion`, the terminal commit is a compare-and-swap and a conflict throws (nothing is dispatched). */
+  private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }, expectedVersion?: number): Promise<void> {
     if (TERMINAL.has(op.record.status)) return;
     const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
     const state = copyState(op.record.state);
     state.approval = undefined;
     try {
-      await this.commit(op, { state, status, reason, ...(error ? { error } : {}) });
+      await this.commit(op, { state, status, reason, ...(error ? { error } : {}), ...(expectedVersion !== undefined ? { expectedVersion } : {}) });
     } catch (err) {
+      if (expectedVersion !== undefined && err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT') {
+        this.running.delete(op.record.id);
+        throw new HookgateError('OPERATION_NOT_WAITING', `operation ${op.record.id} was changed by another process first; nothing was aborted`, { cause: err, details: { operationId: op.record.id } });
+      }
       this.deps.logger.error('could not persist the terminal state', { operationId: op.record.id, error: errorMessage(err) });
       op.record = { ...op.record, status, reason };
     }

@@ -5,6 +5,7 @@ import type { Kernel } from '../../kernel/kernel.js';
 import { errorMessage, isHookgateError } from '../../kernel/errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { decideCommand, runCommand } from './run-command.js';
+import { abortCommand, RESUME_QUIET_MS, resumeCommand } from './recovery-commands.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
@@ -61,6 +62,25 @@ export function buildProgram(): Command {
         program.setOptionValue('exitCode', await withKernel(program, (k) => decideCommand(k, action, operationId, opts)));
       });
   }
+
+  program
+    .command('resume')
+    .description('continue an operation a crashed or killed process left running, from its last committed step')
+    .argument('<operationId>', 'the running operation')
+    .option('--force', `resume even if it was updated in the last ${RESUME_QUIET_MS / 1000} s (only when you know its process is gone)`)
+    .option('--json', 'print NDJSON events')
+    .action(async (operationId: string, opts) => {
+      program.setOptionValue('exitCode', await withKernel(program, (k) => resumeCommand(k, operationId, opts)));
+    });
+
+  program
+    .command('abort')
+    .description('end a running or parked operation as interrupted (also one a crashed process left running)')
+    .argument('<operationId>', 'the operation')
+    .option('--json', 'print NDJSON events')
+    .action(async (operationId: string, opts) => {
+      program.setOptionValue('exitCode', await withKernel(program, (k) => abortCommand(k, operationId, opts)));
+    });
 
   program
     .command('plugins')

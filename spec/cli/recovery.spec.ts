@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SqliteStore } from '../../plugins/store-sqlite/sqlite-store.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function env(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HOOKGATE_')));
+}
+
+function hookgate(cwd: string, args: string[]): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts `hookgate run --json` and resolves once an NDJSON event matches; the child keeps running. */
+function runUntil(cwd: string, args: string[], match: (e: Record<string, unknown>) => boolean): Promise<{ child: ChildProcess; operationId: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let buffer = '';
+    let operationId = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      buffer += d;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const event = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
+        buffer = buffer.slice(nl + 1);
+        if (event.type === 'operation_started') operationId = String(event.operationId);
+        if (match(event)) resolve({ child, operationId });
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`hookgate run exited (${code}) before the awaited event`)));
+  });
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('close');
+    child.on('close', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+async function readStore<T>(dir: string, read: (store: SqliteStore) => Promise<T>): Promise<T> {
+  const store = new SqliteStore({ path: path.join(dir, '.hookgate', 'hookgate.db'), backgroundCheckpoints: false });
+  await store.migrate();
+  try {
+    return await read(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const SLOW_AGENT = `id: slow
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: first.txt, content: one } } ]
+    - text: all done after a pause
+      delayMs: 1500
+tools: [fs/*]
+`;
+
+const CAREFUL_AGENT = `id: careful
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: note.txt, content: approved } } ]
+    - text: written
+tools: [fs/*]
+approval: { tools: [fs/writeFile] }
+`;
+
+/** Issue 9, items 11 and 12: work is never lost or duplicated when processes die or race. */
+describe('hookgate resume / abort / concurrent approve', function () {
+  this.timeout(90_000);
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-recovery-')));
+    await writeFile(path.join(dir, 'slow.yaml'), SLOW_AGENT);
+    await writeFile(path.join(dir, 'careful.yaml'), CAREFUL_AGENT);
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  /** A run SIGKILLed during its second model turn, after the write was committed. */
+  async function crashedRun(): Promise<string> {
+    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2);
+    await killed(child);
+    const op = await readStore(dir, (s) => s.getOperation(operationId));
+    assert.equal(op?.status, 'running', 'a killed process leaves its operation running');
+    return operationId;
+  }
+
+  it('after a SIGKILL mid-run, approve points at resume/abort, resume (with --force while it is fresh) finishes the run from its last step', async () => {
+    const operationId = await crashedRun();
+    const approve = await hookgate(dir, ['approve', operationId]);
+    assert.equal(approve.code, 2);
+    assert.match(approve.stderr, /hookgate resume/);
+
+    const fresh = await hookgate(dir, ['resume', operationId]);
+    assert.equal(fresh.code, 2, 'a just-updated operation may still be running elsewhere');
+    assert.match(fresh.stderr, /may still be running in another process.*--force/);
+
+    const resumed = await hookgate(dir, ['resume', operationId, '--force']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stdout, /done/);
+    const { op, messages } = await readStore(dir, async (s) => ({ op: await s.getOperation(operationId), messages: await s.listMessages(operationId) }));
+    assert.equal(op?.status, 'done');
+    assert.equal(op?.state.lastText, 'all done after a pause');
+    assert.equal(messages.filter((m) => m.role === 'tool').length, 1, 'the committed write is not run again');
+    assert.equal(await readFile(path.join(dir, '.hookgate', 'sandbox', 'first.txt'), 'utf8'), 'one');
+
+    const again = await hookgate(dir, ['resume', operationId, '--force']);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /is done; only a running operation/);
+  });
+
+  it('after a SIGKILL mid-run, abort ends it as interrupted; a second abort says it already finished', async () => {
+    const operationId = await crashedRun();
+    const aborted = await hookgate(dir, ['abort', operationId]);
+    assert.equal(aborted.code, 0, aborted.stderr);
+    const op = await readStore(dir, (s) => s.getOperation(operationId));
+    assert.equal(op?.status, 'interrupted');
+    const twice = await hookgate(dir, ['abort', operationId]);
+    assert.equal(twice.code, 0);
+    assert.match(twice.stdout, /already finished \(interrupted\)/);
+    assert.equal((await hookgate(dir, ['abort', 'op_nope'])).code, 2);
+  });
+
+  for (const attempt of [1, 2, 3]) {
+    it(`two approve processes on one parked operation: exactly one decision wins, the tool runs once (try ${attempt})`, async () => {
+      const parked = await hookgate(dir, ['run', 'careful.yaml', '--json']);
+      assert.equal(parked.code, 0, parked.stderr);
+      const operationId = String(parked.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; operationId?: string }).find((e) => e.type === 'operation_started')!.operationId);
+      const [a, b] = await Promise.all([hookgate(dir, ['approve', operationId, '--json']), hookgate(dir, ['approve', operationId, '--json'])]);
+      assert.deepEqual([a.code, b.code].sort(), [0, 2], `exit codes ${a.code}/${b.code}: ${a.stderr}${b.stderr}`);
+      const loser = a.code === 2 ? a : b;
+      assert.match(loser.stderr, /another process|not waiting for approval/);
+      const { op, messages, steps } = await readStore(dir, async (s) => ({
+        op: await s.getOperation(operationId),
+        messages: await s.listMessages(operationId),
+        steps: await s.listSteps(operationId),
+      }));
+      assert.equal(op?.status, 'done');
+      assert.equal(messages.filter((m) => m.role === 'tool').length, 1, 'one tool message for one call');
+      const indexes = steps.map((s) => s.stepIndex);
+      assert.equal(new Set(indexes).size, indexes.length, `no step index twice: ${indexes.join(',')}`);
+    });
+  }
+});
