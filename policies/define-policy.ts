@@ -28,10 +28,10 @@ export interface CodePolicyDefinition {
   match?: string;
   /**
    * The effects `evaluate` may return. Optional; when given, loading (and
-   * `hookgate policy check`) refuses what cannot take effect (`ask` with
-   * afterToolCall or onToolCallError: a tool result cannot wait for a human),
-   * and a verdict outside the list fails closed (deny). Without it, an `ask`
-   * verdict on a result event fails closed when it is returned.
+   * `hookgate policy check`) refuses what cannot take effect (`ask` when the
+   * policy lists only afterToolCall / onToolCallError: a tool result cannot
+   * wait for a human), and a verdict outside the list fails closed (deny).
+   * Declared or not, an `ask` verdict on a result event fails closed.
    */
   effects?: PolicyEffect[];
   /**

@@ -228,10 +228,11 @@ async function compilePolicy(
   events ??= ctx.defaults.events ?? (raw.effect === 'redact' ? ['afterToolCall'] : ['beforeToolCall']);
   if (raw.effect === 'redact' && events.includes('beforeToolCall')) fail('events', 'redact applies to results: use afterToolCall or onToolCallError');
   // A result is published once result control finishes; nothing can park it for a human, so ask would be logged and ignored.
+  // A YAML effect holds for every listed event; a code policy's `effects` may hold for its beforeToolCall event only
+  // (an ask it returns for a result fails closed in the worker), so it is refused when it lists no beforeToolCall.
   const resultEvents = events.filter((e) => e !== 'beforeToolCall');
-  if ((raw.effect === 'ask' || moduleEffects?.includes('ask')) && resultEvents.length > 0) {
-    fail(modulePath === undefined ? 'effect' : 'effects', `${ASK_ON_RESULT} (events: ${resultEvents.join(', ')})`);
-  }
+  if (raw.effect === 'ask' && resultEvents.length > 0) fail('effect', `${ASK_ON_RESULT} (events: ${resultEvents.join(', ')})`);
+  if (moduleEffects?.includes('ask') && resultEvents.length === events.length) fail('effects', `${ASK_ON_RESULT} (events: ${resultEvents.join(', ')})`);
 
   if (matchSource !== undefined) {
     // Compiled here only to refuse a pattern re2 cannot run; the policy set compiles all of them into one RE2.Set.

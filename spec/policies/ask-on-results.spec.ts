@@ -91,9 +91,10 @@ tests:
     );
   });
 
-  it('a code policy that returns ask for a result without declaring it fails closed: the result is denied, naming the policy', async () => {
+  for (const effects of ['', `effects: ['ask', 'deny'], `]) {
+  it(`a code policy on both events that returns ask for a result fails closed: the result is denied, naming the policy (${effects ? 'effects declared' : 'no effects declared'})`, async () => {
     const t = await engineWithPack(`policies: [ { module: ./asker.mjs } ]`, {}, {
-      'asker.mjs': `export default { id: 'code.asker', events: ['beforeToolCall', 'afterToolCall'], evaluate: () => ({ effect: 'ask', reason: 'check it' }) };`,
+      'asker.mjs': `export default { id: 'code.asker', events: ['beforeToolCall', 'afterToolCall'], ${effects}evaluate: () => ({ effect: 'ask', reason: 'check it' }) };`,
     });
     try {
       const call = toolCall('fs', 'readFile', { path: 'a.txt' });
@@ -106,6 +107,7 @@ tests:
       await t.close();
     }
   });
+  }
 
   it('a code policy returning an effect its declared effects do not list fails closed', async () => {
     const t = await engineWithPack(`policies: [ { module: ./liar.mjs } ]`, {}, {
