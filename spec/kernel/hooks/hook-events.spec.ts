@@ -47,13 +47,17 @@ describe('hook events: payloads of the 16 hook types', () => {
     assert.equal(llm!.operationId, handle.operationId);
     assert.equal(llm!.stepIndex, 0);
     assert.equal(llm!.stepType, 'call_llm');
-    assert.deepEqual(llm!.toolCalls, [{ id: 'call-1', identifier: 'test', apiName: 'echo', args: { a: 1 } }]);
+    // The runtime mints each call's identity; the model's id is kept as nativeId (issue 9, item 1).
+    assert.equal(llm!.toolCalls!.length, 1);
+    const [call] = llm!.toolCalls!;
+    assert.match(call!.id, /^call_[0-9a-f]{32}$/);
+    assert.deepEqual({ ...call, id: undefined }, { id: undefined, nativeId: 'call-1', identifier: 'test', apiName: 'echo', args: { a: 1 } });
     assert.deepEqual(llm!.usage, { promptTokens: 10, completionTokens: 5, totalTokens: 15, cost: 0 });
     assert.equal(llm!.totalUsage.totalTokens, 15);
 
     assert.equal(tool!.stepType, 'call_tool');
     assert.equal(tool!.toolResults!.length, 1);
-    assert.equal(tool!.toolResults![0]!.toolCallId, 'call-1');
+    assert.equal(tool!.toolResults![0]!.toolCallId, call!.id);
     assert.equal(tool!.toolResults![0]!.result.content, 'echo: {"a":1}');
     assert.equal(tool!.usage.totalTokens, 0);
     assert.equal(tool!.totalUsage.totalTokens, 15);
@@ -103,7 +107,8 @@ describe('hook events: payloads of the 16 hook types', () => {
     const [before] = rec.of('beforeToolCall');
     const assistant = (await fx.kernel.listMessages(handle.operationId)).find((m) => m.role === 'assistant' && m.toolCalls?.length);
     assert.ok(assistant);
-    assert.equal(before!.toolCallId, 'call-1');
+    assert.match(before!.toolCallId, /^call_[0-9a-f]{32}$/);
+    assert.equal(before!.nativeToolCallId, 'call-1');
     assert.equal(before!.assistantMessageId, assistant.id);
     assert.equal(before!.identifier, 'test');
     assert.equal(before!.apiName, 'echo');
@@ -137,7 +142,8 @@ describe('hook events: payloads of the 16 hook types', () => {
   it('afterToolCall carries the Tool Context, the structured result and mocked: false for a real run', async () => {
     const { rec, handle } = await toolRun();
     const [after] = rec.of('afterToolCall');
-    assert.equal(after!.toolCallId, 'call-1');
+    assert.match(after!.toolCallId, /^call_[0-9a-f]{32}$/);
+    assert.equal(after!.nativeToolCallId, 'call-1');
     assert.equal(after!.operationId, handle.operationId);
     assert.equal(after!.identifier, 'test');
     assert.equal(after!.apiName, 'echo');
@@ -158,7 +164,7 @@ describe('hook events: payloads of the 16 hook types', () => {
     });
     const rec = recordHooks(['beforeToolCall']);
     await (await fx.kernel.execAgent({ agentId: 'two-calls', prompt: 'go', hooks: rec.hooks })).completed();
-    assert.deepEqual(rec.of('beforeToolCall').map((e) => [e.toolCallId, e.callIndex, e.stepIndex]), [['c0', 0, 1], ['c1', 1, 2]]);
+    assert.deepEqual(rec.of('beforeToolCall').map((e) => [e.nativeToolCallId, e.callIndex, e.stepIndex]), [['c0', 0, 1], ['c1', 1, 2]]);
   });
 
   it('onToolCallError carries the Tool Context and the error message', async () => {
@@ -168,7 +174,8 @@ describe('hook events: payloads of the 16 hook types', () => {
     await handle.completed();
     const [err] = rec.of('onToolCallError');
     assert.equal(rec.of('onToolCallError').length, 1);
-    assert.equal(err!.toolCallId, 'call-b');
+    assert.match(err!.toolCallId, /^call_[0-9a-f]{32}$/);
+    assert.equal(err!.nativeToolCallId, 'call-b');
     assert.equal(err!.identifier, 'test');
     assert.equal(err!.apiName, 'boom');
     assert.equal(err!.operationId, handle.operationId);
@@ -190,7 +197,8 @@ describe('hook events: payloads of the 16 hook types', () => {
     assert.equal(before!.operationId, handle.operationId);
     assert.equal(before!.stepIndex, 1);
     assert.equal(before!.pendingTools.length, 1);
-    assert.equal(before!.pendingTools[0]!.toolCallId, 'call-w');
+    assert.match(before!.pendingTools[0]!.toolCallId, /^call_[0-9a-f]{32}$/);
+    assert.equal(before!.pendingTools[0]!.nativeToolCallId, 'call-w');
     assert.equal(before!.pendingTools[0]!.identifier, 'fs');
     assert.equal(before!.pendingTools[0]!.apiName, 'writeFile');
     assert.deepEqual(before!.pendingTools[0]!.args, { path: 'a.txt', content: 'hi' });
@@ -207,12 +215,13 @@ describe('hook events: payloads of the 16 hook types', () => {
     const rec = recordHooks();
     const handle = await fx.kernel.execAgent({ agentId: 'careful', prompt: 'go', hooks: rec.hooks });
     await handle.settled();
-    await (await fx.kernel.rejectAndContinue(handle.operationId, { toolCallId: 'call-w', reason: 'not now' })).completed();
+    const pendingId = rec.of('beforeHumanIntervention')[0]!.pendingTools[0]!.toolCallId;
+    await (await fx.kernel.rejectAndContinue(handle.operationId, { toolCallId: pendingId, reason: 'not now' })).completed();
     const [after] = rec.of('afterHumanIntervention');
     assert.equal(rec.of('afterHumanIntervention').length, 1);
     assert.equal(after!.operationId, handle.operationId);
     assert.equal(after!.action, 'rejectAndContinue');
-    assert.equal(after!.toolCallId, 'call-w');
+    assert.equal(after!.toolCallId, pendingId);
     assert.equal(after!.rejectionReason, 'not now');
     assert.match(after!.timestamp, ISO);
   });
@@ -227,11 +236,12 @@ describe('hook events: payloads of the 16 hook types', () => {
     const rec = recordHooks();
     const handle = await fx.kernel.execAgent({ agentId: 'careful', prompt: 'go', hooks: rec.hooks });
     await handle.settled();
-    await (await fx.kernel.reject(handle.operationId, { toolCallId: 'call-w', reason: 'no writing' })).completed();
+    const pendingId = rec.of('beforeHumanIntervention')[0]!.pendingTools[0]!.toolCallId;
+    await (await fx.kernel.reject(handle.operationId, { toolCallId: pendingId, reason: 'no writing' })).completed();
     const [stop] = rec.of('onStopByHumanIntervention');
     assert.equal(rec.of('onStopByHumanIntervention').length, 1);
     assert.equal(stop!.operationId, handle.operationId);
-    assert.equal(stop!.toolCallId, 'call-w');
+    assert.equal(stop!.toolCallId, pendingId);
     assert.equal(stop!.rejectionReason, 'no writing');
   });
 

@@ -64,7 +64,7 @@ describe('local mocks', () => {
     assert.equal(after!.mocked, true);
     assert.equal(after!.result.content, '{"items":[]}');
     assert.equal(after!.result.success, true);
-    assert.equal(after!.toolCallId, 'call-w');
+    assert.equal(after!.nativeToolCallId, 'call-w');
   });
 
   it('a mock can report failure: success: false is kept', async () => {
@@ -115,7 +115,10 @@ describe('local mocks', () => {
     const turns = fx.model.requests.filter((r) => r.operationId === handle.operationId && r.purpose === 'turn');
     assert.equal(turns.length, 2);
     const toolMessage = turns[1]!.messages.find((m) => m.role === 'tool');
-    assert.equal(toolMessage?.toolCallId, 'call-w');
+    const assistant = turns[1]!.messages.find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0);
+    // The answer is paired with the call it answers (under the runtime's id for it).
+    assert.equal(toolMessage?.toolCallId, assistant?.toolCalls?.[0]?.id);
+    assert.equal(assistant?.toolCalls?.[0]?.nativeId, 'call-w');
     assert.equal(toolMessage?.content, 'MOCKED-CONTENT');
   });
 

@@ -99,10 +99,10 @@ describe('tool matchers', () => {
     it('a matcher selects which tool calls reach beforeToolCall, afterToolCall and onToolCallError handlers', async () => {
       const seen: string[] = [];
       await run([
-        hook('beforeToolCall', (e) => seen.push(`before ${e.toolCallId}`), { matcher: '^test/' }),
-        hook('afterToolCall', (e) => seen.push(`after ${e.toolCallId}`), { matcher: '^other/echo$' }),
-        hook('onToolCallError', (e) => seen.push(`error ${e.toolCallId}`), { matcher: '^test/(echo|boom)$' }),
-        hook('onToolCallError', (e) => seen.push(`unmatched error ${e.toolCallId}`), { matcher: '^other/' }),
+        hook('beforeToolCall', (e) => seen.push(`before ${e.nativeToolCallId}`), { matcher: '^test/' }),
+        hook('afterToolCall', (e) => seen.push(`after ${e.nativeToolCallId}`), { matcher: '^other/echo$' }),
+        hook('onToolCallError', (e) => seen.push(`error ${e.nativeToolCallId}`), { matcher: '^test/(echo|boom)$' }),
+        hook('onToolCallError', (e) => seen.push(`unmatched error ${e.nativeToolCallId}`), { matcher: '^other/' }),
       ]);
       assert.deepEqual(seen, ['before c-echo', 'after c-other', 'before c-boom', 'error c-boom']);
     });
@@ -110,9 +110,9 @@ describe('tool matchers', () => {
     it('handlers with omitted, empty or * matchers see every tool call', async () => {
       const rec: Record<string, string[]> = { omitted: [], empty: [], star: [] };
       await run([
-        hook('afterToolCall', (e) => rec.omitted!.push(e.toolCallId)),
-        hook('afterToolCall', (e) => rec.empty!.push(e.toolCallId), { matcher: '' }),
-        hook('afterToolCall', (e) => rec.star!.push(e.toolCallId), { matcher: '*' }),
+        hook('afterToolCall', (e) => rec.omitted!.push(e.nativeToolCallId!)),
+        hook('afterToolCall', (e) => rec.empty!.push(e.nativeToolCallId!), { matcher: '' }),
+        hook('afterToolCall', (e) => rec.star!.push(e.nativeToolCallId!), { matcher: '*' }),
       ]);
       for (const list of Object.values(rec)) assert.deepEqual(list, ['c-echo', 'c-other', 'c-boom']);
     });
