@@ -32,6 +32,7 @@ export const NUMERIC_RANGES = {
   'models.openai.timeoutSeconds': { min: 1, max: 3600, none: 0 },
   'policies.deadlineMs': { min: 10, max: 60_000 },
   'policies.maxWorkers': { min: 1, max: 64 },
+  'hooks.handlerTimeoutMs': { min: 10, max: 3_600_000 },
 } as const;
 
 const timeoutSecondsRange = NUMERIC_RANGES['models.openai.timeoutSeconds'];
@@ -146,7 +147,7 @@ export const ConfigSchema = v.strictObject({
     v.strictObject({
       /** How long one local hook handler call may take, in ms (default 30,000); past it the call counts as that hook's error. */
       handlerTimeoutMs: v.optional(
-        v.pipe(numberLike, v.check((n) => Number.isInteger(n) && n >= 10 && n <= 3_600_000, 'expected a whole number from 10 to 3,600,000 (milliseconds)')),
+        integerInRange(NUMERIC_RANGES['hooks.handlerTimeoutMs'].min, NUMERIC_RANGES['hooks.handlerTimeoutMs'].max, 'milliseconds'),
       ),
     }),
   ),

@@ -80,6 +80,15 @@ describe('config: numeric ranges and the sandbox root', function () {
     });
   });
 
+  describe('hooks.handlerTimeoutMs', () => {
+    for (const bad of ['0', '9', '1.5', '3600001', '-30000']) {
+      it(`refuses ${bad}`, async () => {
+        await withFile(`hooks:\n  handlerTimeoutMs: ${bad}\n`);
+        refused(/^hookgate\.config\.yaml: hooks\.handlerTimeoutMs: expected a whole number from 10 to 3,600,000 \(milliseconds\), got /);
+      });
+    }
+  });
+
   describe('sandbox.root', () => {
     it('refuses an empty root (it meant the config folder, database and all)', async () => {
       await withFile('sandbox: { root: "" }\n');
