@@ -49,14 +49,64 @@ export interface ToolSource {
 /**
  * What one argument of a tool call really names, as the tool will use it:
  * policies match on this, not on the model's spelling (`app//.env/.` and
- * `app/.env` are one file). Produced by `ToolSource.canonicalArgs`.
+ * `app/.env` are one file). Produced by `ToolSource.canonicalArgs`, or derived
+ * by the policy engine from well-known argument names when the source gives
+ * none (policies/README.md, "Canonical arguments").
  * Fields beyond `kind` and `raw` are present only when they could be derived.
  */
-export interface CanonicalArg {
-  kind: 'path' | 'url' | 'command';
+export type CanonicalArg = CanonicalPath | CanonicalUrl | CanonicalCommand;
+
+interface CanonicalBase {
   /** The argument as the model sent it. */
   raw: unknown;
   [field: string]: unknown;
+}
+
+/** A file path. */
+export interface CanonicalPath extends CanonicalBase {
+  kind: 'path';
+  /**
+   * `/`-separated, normalized (no `.`, `..`, `//` or trailing `/`). From a
+   * source that resolves it (builtin fs tools): relative to the sandbox root
+   * (`.` for the root) with symlinks resolved; derived: the argument
+   * normalized lexically. Absent when the path is outside the sandbox.
+   */
+  path?: string;
+  /** The host path, symlinks resolved; only from a source that resolves paths. */
+  absolute?: string;
+}
+
+/** The parts of a URL as Node's WHATWG `URL` parser (what `fetch` uses) reads it. */
+export interface CanonicalUrlParts {
+  href?: string;
+  /** Lowercase, without the colon: `https`. */
+  scheme?: string;
+  /** The host a client connects to: lowercase, no brackets, no trailing dot; IPv4 in dotted decimal. */
+  host?: string;
+  /** The effective port (the scheme's default when none is written). */
+  port?: number;
+  /**
+   * When the host is an IP literal: the IPv4 address it reaches (also for
+   * IPv4-mapped, -compatible and NAT64 IPv6 forms such as `::ffff:a9fe:a9fe`),
+   * else the IPv6 address.
+   */
+  ip?: string;
+}
+
+/** A URL; no `href` means Node cannot parse it (a fetch of it fails too). */
+export interface CanonicalUrl extends CanonicalBase, CanonicalUrlParts {
+  kind: 'url';
+}
+
+/** A shell command line. */
+export interface CanonicalCommand extends CanonicalBase {
+  kind: 'command';
+  /** Shell words with quotes and escapes removed; operators (`|`, `&&`, `;`, `<(`...) are words of their own. */
+  words?: string[];
+  /** `words` joined by single spaces: what pack regexes match on. */
+  text?: string;
+  /** Every `scheme://...` found in the words, parsed as `CanonicalUrl` is. */
+  urls?: CanonicalUrlParts[];
 }
 
 /** Canonical forms by argument name (only the arguments a source declares as paths, URLs or commands). */

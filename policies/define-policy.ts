@@ -9,8 +9,8 @@ export type PolicyEventInput = Record<string, unknown> & {
   identifier: string;
   apiName: string;
   args: Record<string, unknown>;
-  /** What path, URL and command arguments really name (policies/README.md, "Canonical arguments"). */
-  canonical: Record<string, CanonicalArg>;
+  /** What path, URL and command arguments really name (policies/README.md, "Canonical arguments"); absent when none has a canonical form. */
+  canonical?: Record<string, CanonicalArg>;
 };
 
 /** A code policy's verdict; `undefined`/`null` means it has nothing to say. */

@@ -1,5 +1,7 @@
 import type { ToolResult } from '../kernel/messages.js';
+import type { CanonicalArgs } from '../kernel/tools.js';
 import { applyRedactions } from './apply-redactions.js';
+import { canonicalScanStrings } from './canonical-args.js';
 import { nestingDepthExceeds } from './canonical-json.js';
 import { combineVerdicts, type CombinedDecision, type PolicyVerdict } from './combine-decisions.js';
 import { policyInput, toolKey } from './policy-input.js';
@@ -49,9 +51,11 @@ export async function evaluateEvent(
   const key = toolKey(event);
   const input = policyInput(type, event);
   const failed = type === 'afterToolCall' && event.result?.success === false;
-  let candidates: Array<[CompiledPolicy, PolicyEventName]> = set.candidates(type, key, event.args).map((p) => [p, type]);
+  // `'*'` matchers also scan the canonical forms: `app//.env/.` is matched as `app/.env`.
+  const canonicalStrings = canonicalScanStrings(input.canonical as CanonicalArgs | undefined);
+  let candidates: Array<[CompiledPolicy, PolicyEventName]> = set.candidates(type, key, event.args, canonicalStrings).map((p) => [p, type]);
   if (failed) {
-    const errorCandidates = set.candidates('onToolCallError', key, event.args);
+    const errorCandidates = set.candidates('onToolCallError', key, event.args, canonicalStrings);
     if (errorCandidates.length > 0) {
       const byPolicy = new Map(candidates);
       for (const p of errorCandidates) byPolicy.set(p, 'onToolCallError');

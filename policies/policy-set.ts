@@ -60,15 +60,17 @@ export class PolicySet {
   /**
    * The policies that apply to this tool call, in pack order: their `match`
    * accepts `identifier/apiName` and every `args` matcher accepts its argument.
+   * `'*'` matchers scan every string in `args` and each of `extraStrings`
+   * (the canonical forms of the arguments).
    */
-  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined): CompiledPolicy[] {
+  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined, extraStrings: readonly string[] = []): CompiledPolicy[] {
     const byTool = this.byTool(event, toolKey);
     if (byTool.length === 0) return byTool;
     const idx = this.index.get(event)!;
     // Scanned lazily and once: every argument string against every '*' pattern in one re2 pass.
     let anyHits: Set<number> | undefined;
     const anyMatches = (p: CompiledPolicy): boolean => {
-      anyHits ??= scanStrings(args, idx.anySet!);
+      anyHits ??= scanStrings(extraStrings.length > 0 ? [args, extraStrings] : args, idx.anySet!);
       return anyHits.has(idx.anySlot.get(p)!);
     };
     let filtered: CompiledPolicy[] | undefined;

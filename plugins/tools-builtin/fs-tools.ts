@@ -21,6 +21,8 @@ export function createFsTools(sandbox: SandboxFs, options: { readLimitBytes?: nu
   const readLimit = options.readLimitBytes ?? DEFAULT_READ_LIMIT_BYTES;
   const tool = (apiName: string, description: string, parameters: Record<string, unknown>, run: BuiltinTool['run']): BuiltinTool => ({
     definition: { identifier: 'fs', apiName, toolSource: BUILTIN_TOOL_SOURCE, description, parameters },
+    // Must agree with how `run` reads the path (listDir: missing or empty is the root; deletePath: the entry itself).
+    pathArgs: [{ name: 'path', mode: apiName === 'deletePath' ? 'entry' : 'follow', ...(apiName === 'listDir' ? { default: '.' } : {}) }],
     run,
   });
 
