@@ -6,6 +6,7 @@ import type { ToolCallHookContext } from '../kernel/hooks/hook-types.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ToolResult } from '../kernel/messages.js';
 import type { ToolPolicy, ToolPolicyDecision } from '../kernel/tool-policy.js';
+import type { CanonicalArgs } from '../kernel/tools.js';
 import { buildDecisionRecord, type DecisionLog } from './decision-log.js';
 import { evaluateEvent, type EvaluableEvent, type EvaluationSettings, type PolicyEvaluation } from './evaluate-decision.js';
 import { loadPacks, type CodePolicyDescription, type LoadPacksResult } from './load-packs.js';
@@ -145,11 +146,12 @@ export class PolicyEngine implements ToolPolicy {
     return !(this.state === 'started' && this.set.policies.length === 0 && (type === 'afterToolCall' || this.settings.defaultDecision === 'allow'));
   }
 
-  evaluateToolCall(event: ToolCallHookContext & { agentId?: string }, signal?: AbortSignal): Promise<ToolPolicyDecision> {
+  /** `canonical`: the tool source's canonical arguments (what the gate got from `ToolSource.canonicalArgs`), if any. */
+  evaluateToolCall(event: ToolCallHookContext & { agentId?: string; canonical?: CanonicalArgs }, signal?: AbortSignal): Promise<ToolPolicyDecision> {
     return this.decide('beforeToolCall', event, signal);
   }
 
-  evaluateToolResult(event: ToolCallHookContext & { result: ToolResult }, signal?: AbortSignal): Promise<ToolPolicyDecision> {
+  evaluateToolResult(event: ToolCallHookContext & { result: ToolResult; canonical?: CanonicalArgs }, signal?: AbortSignal): Promise<ToolPolicyDecision> {
     return this.decide('afterToolCall', event, signal);
   }
 
