@@ -3,38 +3,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../../plugins/store-sqlite/sqlite-store.js';
+import { CLI, cliEnv, runHookgate } from '../helpers/cli-process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function env(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HOOKGATE_')));
-}
-
-function hookgate(cwd: string, args: string[]): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const hookgate = runHookgate;
 
 /** Starts `hookgate run --json` and resolves once an NDJSON event matches; the child keeps running. */
 function runUntil(cwd: string, args: string[], match: (e: Record<string, unknown>) => boolean): Promise<{ child: ChildProcess; operationId: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let buffer = '';
     let operationId = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

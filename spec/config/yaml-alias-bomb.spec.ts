@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import { isHookgateError } from '../../kernel/errors.js';
 import { AgentRegistry } from '../../kernel/runtime/agent-registry.js';
 import { loadPacks } from '../../policies/load-packs.js';
 import { formatLoadError } from '../../policies/policy-types.js';
+import { runHookgate } from '../helpers/cli-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -25,18 +25,7 @@ function billionLaughs(key: string): string {
 
 const BOMB_MESSAGE = 'YAML aliases expand too much (more than 100 alias expansions): refused as a possible "billion laughs" document';
 
-function run(cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HOOKGATE_')));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = runHookgate;
 
 describe('YAML alias bombs ("billion laughs")', function () {
   this.timeout(60_000);

@@ -1,28 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isHookgateError } from '../../kernel/errors.js';
 import { loadPacks } from '../../policies/load-packs.js';
 import { formatLoadError } from '../../policies/policy-types.js';
 import { engineWithPack, tempDir, toolCall, toolResult, writeFileIn } from './support/policy-fixtures.js';
+import { runHookgate } from '../helpers/cli-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const WHY = 'effect "ask" applies only to beforeToolCall; a tool result cannot wait for a human (use deny or redact)';
 
-function hookgate(cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HOOKGATE_')));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const hookgate = runHookgate;
 
 /** A result cannot be parked for a human: `ask` on afterToolCall / onToolCallError is refused at load, not logged and ignored. */
 describe('policy effect ask on result events', function () {

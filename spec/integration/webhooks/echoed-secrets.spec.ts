@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { json, type RecordedWebhook, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
 import { control, defineAgent, fsCall, toolMessages, useWebhookWorld, type World } from './harness.js';
+import { runHookgate } from '../../helpers/cli-process.js';
 
-// dist/spec/integration/webhooks/x.spec.js -> the repository root.
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 
 /** A header secret with characters that percent-encoding and base64 change. */
 const HOOK_TOKEN = 'hk/Tok+en=SECRET-4417';
@@ -53,18 +49,7 @@ async function bytes(file: string): Promise<string> {
 }
 
 /** Runs `node dist/cli.js ...args` in `cwd` without HOOKGATE_* or AGENT_HOOK_* variables. */
-function hookgate(cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HOOKGATE_') && !k.startsWith('AGENT_HOOK_')));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const hookgate = runHookgate;
 
 /**
  * Issue 9, item 9: a control receiver that echoes the credentials it was sent
