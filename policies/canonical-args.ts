@@ -18,6 +18,12 @@ export const COMMAND_ARG_NAMES: readonly string[] = ['command', 'cmd', 'script']
 export const ARGV_ARG_NAMES: readonly string[] = ['argv'];
 
 const CANONICAL_KINDS = new Set(['path', 'url', 'command']);
+const DERIVED_KIND = new Map<string, 'path' | 'url' | 'command' | 'argv'>([
+  ...PATH_ARG_NAMES.map((n) => [n, 'path'] as const),
+  ...URL_ARG_NAMES.map((n) => [n, 'url'] as const),
+  ...COMMAND_ARG_NAMES.map((n) => [n, 'command'] as const),
+  ...ARGV_ARG_NAMES.map((n) => [n, 'argv'] as const),
+]);
 
 /**
  * The canonical forms a policy sees: the source's entries (those that are
@@ -26,23 +32,55 @@ const CANONICAL_KINDS = new Set(['path', 'url', 'command']);
  */
 export function canonicalFor(args: unknown, given: unknown): Record<string, CanonicalArg> {
   const out: Record<string, CanonicalArg> = {};
+  let hasGiven = false;
   if (given !== null && typeof given === 'object' && !Array.isArray(given)) {
-    for (const [name, entry] of Object.entries(given)) {
-      if (entry !== null && typeof entry === 'object' && CANONICAL_KINDS.has((entry as { kind?: unknown }).kind as string)) out[name] = entry as CanonicalArg;
+    for (const name in given) {
+      const entry = (given as Record<string, unknown>)[name];
+      if (!Object.hasOwn(given, name) || entry === null || typeof entry !== 'object') continue;
+      if (CANONICAL_KINDS.has((entry as { kind?: unknown }).kind as string)) {
+        out[name] = entry as CanonicalArg;
+        hasGiven = true;
+      }
     }
   }
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return out;
-  for (const [name, value] of Object.entries(args as Record<string, unknown>)) {
-    if (Object.hasOwn(out, name)) continue;
-    if (typeof value === 'string') {
-      if (PATH_ARG_NAMES.includes(name)) out[name] = canonicalPath(value);
-      else if (URL_ARG_NAMES.includes(name)) out[name] = canonicalUrl(value);
-      else if (COMMAND_ARG_NAMES.includes(name)) out[name] = canonicalCommand(value);
-    } else if (ARGV_ARG_NAMES.includes(name) && Array.isArray(value) && value.every((w) => typeof w === 'string')) {
-      out[name] = canonicalArgv(value as string[]);
+  // A plain loop over a fixed lookup: this runs for every decision.
+  for (const name in args) {
+    if (!Object.hasOwn(args, name) || (hasGiven && Object.hasOwn(out, name))) continue;
+    const kind = DERIVED_KIND.get(name);
+    if (kind === undefined) continue;
+    const value = (args as Record<string, unknown>)[name];
+    let entry: CanonicalArg | undefined;
+    if (kind === 'argv') {
+      if (Array.isArray(value) && value.every((w) => typeof w === 'string')) entry = canonicalArgv(value as string[]);
+    } else if (typeof value === 'string') {
+      entry = kind === 'path' ? canonicalPath(value) : kind === 'url' ? canonicalUrl(value) : canonicalCommand(value);
+    }
+    if (entry !== undefined) {
+      derived.add(entry);
+      out[name] = entry;
     }
   }
   return out;
+}
+
+const derived = new WeakSet<object>();
+
+/**
+ * `canonical` without the entries `canonicalFor` derived from the arguments
+ * (a pure function of them): what the decision log digests. The very same
+ * object when nothing was derived.
+ */
+export function givenCanonical(canonical: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  let out: Record<string, unknown> | undefined;
+  for (const name in canonical) {
+    const entry = canonical[name];
+    if (entry !== null && typeof entry === 'object' && derived.has(entry)) {
+      out ??= { ...canonical };
+      delete out[name];
+    }
+  }
+  return out ?? canonical;
 }
 
 /**
@@ -72,9 +110,13 @@ export function canonicalPath(raw: string): CanonicalPath {
 
 /** `/`-separated, without `.`, `..` (where resolvable), `//` or a trailing `/`. */
 export function normalizePath(p: string): string {
+  // Most paths are already normal: no empty, `.` or `..` segment and no trailing `/`.
+  if (p !== '' && !NOT_NORMAL.test(p)) return p;
   const n = path.posix.normalize(p);
   return n.length > 1 && n.endsWith('/') ? n.replace(/\/+$/, '') : n;
 }
+
+const NOT_NORMAL = /\/\/|(?:^|\/)\.\.?(?:\/|$)|.\/$/;
 
 /** A URL as Node's WHATWG parser reads it; `raw` only when it does not parse. */
 export function canonicalUrl(raw: string): CanonicalUrl {

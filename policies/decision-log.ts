@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DecisionRecord, Store } from '../kernel/store.js';
+import { givenCanonical } from './canonical-args.js';
 import { canonicalDigest } from './canonical-json.js';
 import { effectOf } from './combine-decisions.js';
 import type { PolicyEvaluation } from './evaluate-decision.js';
@@ -8,9 +9,23 @@ import type { PolicyEvaluation } from './evaluate-decision.js';
 export type DecisionLog = Pick<Store, 'recordDecision' | 'listDecisions'>;
 
 /**
+ * What the digest covers: the input without the canonical forms derived from
+ * its own arguments (they add nothing to what identifies it); a tool source's
+ * canonical forms stay. Without any, the input itself.
+ */
+function digestInput(input: Record<string, unknown>): Record<string, unknown> {
+  const canonical = input.canonical;
+  if (canonical === null || typeof canonical !== 'object') return input;
+  const given = givenCanonical(canonical as Record<string, unknown>);
+  if (given === canonical) return input;
+  const { canonical: _derived, ...rest } = input;
+  return Object.keys(given).length > 0 ? { ...rest, canonical: given } : rest;
+}
+
+/**
  * The log record of one decision: every candidate policy (shadow included)
  * with its effect, mode, reason and error; the enforced decision; latency; and
- * a sha256 of the canonical input. Raw input only when `logRawArgs` is on.
+ * a sha256 of the canonical input (see `digestInput`). Raw input only when `logRawArgs` is on.
  */
 export function buildDecisionRecord(evaluation: PolicyEvaluation, options: { logRawArgs: boolean; now?: Date }): DecisionRecord {
   const input = evaluation.input;
@@ -34,7 +49,7 @@ export function buildDecisionRecord(evaluation: PolicyEvaluation, options: { log
     decision: evaluation.decision,
     defaulted: evaluation.defaulted,
     latencyMicros: Math.round(evaluation.latencyMicros * 1000) / 1000,
-    inputDigest: canonicalDigest(input),
+    inputDigest: canonicalDigest(digestInput(input)),
   };
   if (evaluation.reason !== undefined) record.reason = evaluation.reason;
   if (options.logRawArgs) record.rawInput = input;

@@ -52,7 +52,8 @@ export async function evaluateEvent(
   const input = policyInput(type, event);
   const failed = type === 'afterToolCall' && event.result?.success === false;
   // `'*'` matchers also scan the canonical forms: `app//.env/.` is matched as `app/.env`.
-  const canonicalStrings = canonicalScanStrings(input.canonical as CanonicalArgs | undefined);
+  let scanned: string[] | undefined;
+  const canonicalStrings = () => (scanned ??= canonicalScanStrings(input.canonical as CanonicalArgs | undefined));
   let candidates: Array<[CompiledPolicy, PolicyEventName]> = set.candidates(type, key, event.args, canonicalStrings).map((p) => [p, type]);
   if (failed) {
     const errorCandidates = set.candidates('onToolCallError', key, event.args, canonicalStrings);

@@ -19,7 +19,7 @@ export function policyInput(type: PolicyEventName, event: object): Record<string
   if (input.args === undefined) input.args = {};
   // Absent when no argument has a canonical form (the input, and its digest, stay as they were).
   const canonical = canonicalFor(input.args, input.canonical);
-  if (input.canonical !== undefined || Object.keys(canonical).length > 0) input.canonical = canonical;
+  if (input.canonical !== undefined || hasKeys(canonical)) input.canonical = canonical;
   // An encoded result (fs/readFile with encoding base64...) also as the text it decodes to.
   const result = input.result as { content: unknown; data?: unknown } | undefined;
   const decoded = result !== null && typeof result === 'object' ? decodeContent(result) : undefined;
@@ -29,4 +29,9 @@ export function policyInput(type: PolicyEventName, event: object): Record<string
 
 export function toolKey(event: { identifier?: unknown; apiName?: unknown }): string {
   return `${String(event.identifier ?? '')}/${String(event.apiName ?? '')}`;
+}
+
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
 }

@@ -60,17 +60,20 @@ export class PolicySet {
   /**
    * The policies that apply to this tool call, in pack order: their `match`
    * accepts `identifier/apiName` and every `args` matcher accepts its argument.
-   * `'*'` matchers scan every string in `args` and each of `extraStrings`
-   * (the canonical forms of the arguments).
+   * `'*'` matchers scan every string in `args` and each of `extraStrings()`
+   * (the canonical forms of the arguments; asked only when a `'*'` matcher runs).
    */
-  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined, extraStrings: readonly string[] = []): CompiledPolicy[] {
+  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined, extraStrings?: () => readonly string[]): CompiledPolicy[] {
     const byTool = this.byTool(event, toolKey);
     if (byTool.length === 0) return byTool;
     const idx = this.index.get(event)!;
     // Scanned lazily and once: every argument string against every '*' pattern in one re2 pass.
     let anyHits: Set<number> | undefined;
     const anyMatches = (p: CompiledPolicy): boolean => {
-      anyHits ??= scanStrings(extraStrings.length > 0 ? [args, extraStrings] : args, idx.anySet!);
+      if (anyHits === undefined) {
+        const extra = extraStrings?.() ?? [];
+        anyHits = scanStrings(extra.length > 0 ? [args, extra] : args, idx.anySet!);
+      }
       return anyHits.has(idx.anySlot.get(p)!);
     };
     let filtered: CompiledPolicy[] | undefined;

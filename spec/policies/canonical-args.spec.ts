@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../policies/canonical-json.js';
 import { applyRedactions, decodeContent } from '../../policies/apply-redactions.js';
 import { canonicalFor, shellWords } from '../../policies/canonical-args.js';
 import { compileRe2 } from '../../policies/re2-compile.js';
@@ -123,6 +125,20 @@ policies:
       const d = await t.engine.evaluateToolResult(toolResult(toolCall('fs', 'readFile'), { content, data: { encoding: 'base64' } }));
       assert.equal(d.effect, 'deny');
       assert.equal(d.reason, 'key in result');
+    });
+
+    it("the log digest covers a tool source's canonical forms but not those derived from the arguments", async () => {
+      const args = { path: 'notes.txt' };
+      await t.engine.evaluateToolCall(toolCall('fs', 'read', args, { toolCallId: 'same' }));
+      await t.engine.evaluateToolCall({ ...toolCall('fs', 'read', args, { toolCallId: 'same' }), canonical: {} });
+      const canonical = { path: { kind: 'path' as const, raw: 'notes.txt', path: 'app/.env' } };
+      await t.engine.evaluateToolCall({ ...toolCall('fs', 'read', args, { toolCallId: 'same' }), canonical });
+      await t.engine.flush();
+      const [derived, empty, given] = t.log.records.slice(-3).map((r) => r.inputDigest);
+      const expected = createHash('sha256').update(canonicalJson({ ...toolCall('fs', 'read', args, { toolCallId: 'same' }), type: 'beforeToolCall', tool: 'fs/read' })).digest('hex');
+      assert.equal(derived, expected);
+      assert.equal(empty, expected);
+      assert.notEqual(given, expected);
     });
 
     it('the evaluated input (what the decision log digests) carries the canonical forms', async () => {
