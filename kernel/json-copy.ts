@@ -30,7 +30,12 @@ function copyValue(value: unknown, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     const item = copyValue((value as Record<string, unknown>)[key], depth + 1);
-    if (item !== undefined) out[key] = item;
+    if (item === undefined) continue;
+    // A JSON key "__proto__" (JSON.parse makes it an own property) stays an own property, as a database column keeps
+    // it: assigning it would set the copy's prototype instead, so every reader of own keys (policies, webhooks, the
+    // store) would see nothing while inherited reads (`args.instruction`) saw the hidden value.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
   }
   return out;
 }

@@ -8,10 +8,10 @@ import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, St
 import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
 import { TERMINAL_STATUSES, type MessageRecord, type NewMessage, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
 import { activeMessages, locateToolCall, type RunningOperation } from './running-operation.js';
-import { awaitsApproval, compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
+import { awaitsApproval, callAllowed, compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js';
-import { admitToolCalls, gateToolCall, pendingTool, toolEntryFor } from './tool-call-gate.js';
+import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 
 export interface ExecAgentOptions {
@@ -106,7 +106,7 @@ export class AgentRuntime {
     // across processes the decision's commit is a compare-and-swap on the state version, so exactly one wins.
     op.deciding = true;
     try {
-      await this.applyDecision(op, decision, approval, targets);
+      await this.exclusive(op, () => this.applyDecision(op, decision, approval, targets));
     } catch (err) {
       if (!(err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT')) throw err;
       // Nothing was written: the other decision (or a run elsewhere) stands. Forget the stale copy.
@@ -278,28 +278,52 @@ export class AgentRuntime {
     const messages = await this.deps.store.listMessages(operationId);
     // Handlers do not survive a restart. Persisted webhook hooks are read where they are used
     // (dispatch, sub-agent start), so a damaged list fails the operation there instead of here.
-    const op = this.track(record, deepFreeze(record.agent as AgentDefinition), messages, [], {});
+    const agent = deepFreeze(record.agent as AgentDefinition);
+    record.state = readmitLegacyState(this.deps, agent, record.state);
+    const op = this.track(record, agent, messages, [], {});
     op.fromStore = true;
     return op;
   }
 
   private launch(op: RunningOperation): void {
+    const loop = {};
     op.loopActive = true;
+    op.loopToken = loop;
     op.loop = this.loop(op)
       .catch((err) => this.fail(op, err))
       .finally(() => {
-        op.loopActive = false;
+        // A loop launched after this one parked (by a completion) keeps its own flag.
+        if (op.loopToken === loop) op.loopActive = false;
       });
+  }
+
+  /**
+   * Runs `fn` while no other change to the operation runs in this process:
+   * a step of its loop, a deferred completion, a human decision. Each reads
+   * the state the previous one committed, so none overwrites another's.
+   */
+  private exclusive<T>(op: RunningOperation, fn: () => Promise<T>): Promise<T> {
+    const run = (op.exclusive ?? Promise.resolve()).then(fn);
+    op.exclusive = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   private async loop(op: RunningOperation): Promise<void> {
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
-      const next = decideNextStep(op.agent, op.record.state, op.messages);
+      const next = await this.exclusive(op, async () => {
+        const decided = decideNextStep(op.agent, op.record.state, op.messages);
+        if (decided.kind === 'step') await this.runStep(op, decided.step);
+        // Parked, decided under the lock: a completion that comes after this sees no loop and launches one.
+        else if (decided.kind === 'park') op.loopActive = false;
+        return decided;
+      });
       if (next.kind === 'park') return this.notify(op);
       if (next.kind === 'finish') return this.finish(op, next.reason);
-      await this.runStep(op, next.step);
     }
   }
 
@@ -333,7 +357,8 @@ export class AgentRuntime {
         state.lastText = response.text || state.lastText;
         commit.messages!.push({ role: 'assistant', content: response.text, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
         after.content = response.text;
-        after.toolCalls = toolCalls;
+        // Observers see only calls the allow-list lets through: a refused call reaches no hook (the gate's first stage).
+        after.toolCalls = toolCalls.filter((c) => callAllowed(op.agent, c) && (c.identifier === SUBAGENT_IDENTIFIER || toolEntryFor(this.deps, c) !== undefined));
         this.deps.events.emit({ type: 'assistant_message', operationId, stepIndex, text: response.text, toolCalls });
         break;
       }
@@ -351,7 +376,7 @@ export class AgentRuntime {
         }
         state.pendingToolCalls = state.pendingToolCalls.slice(1);
         commit.messages!.push({ role: 'tool', toolCallId: call.id, content: outcome.result.content, toolResult: outcome.result });
-        after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: outcome.result }];
+        if (outcome.observed) after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: outcome.result }];
         notify = outcome.notify;
         break;
       }
@@ -519,7 +544,7 @@ export class AgentRuntime {
       notify: async () => {
         if (observed && !op.abort.signal.aborted) await this.dispatch(op, 'afterToolCall', { ...context, result, mocked });
       },
-      toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }],
+      ...(observed ? { toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }] } : {}),
     };
   }
 
@@ -540,13 +565,8 @@ export class AgentRuntime {
    */
   async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const op = await this.get(operationId);
-    // One completion at a time per operation, so two different calls never overwrite each other's state.
-    const run = (op.completions ?? Promise.resolve()).then(() => this.publishDeferred(op, toolCallId, raw));
-    op.completions = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    // Between steps and decisions, one at a time: a completion never overwrites a step's state, nor a step its result.
+    return this.exclusive(op, () => this.publishDeferred(op, toolCallId, raw));
   }
 
   private async publishDeferred(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
@@ -642,6 +662,8 @@ export class AgentRuntime {
     const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
     const state = copyState(op.record.state);
     state.approval = undefined;
+    // What never ran never will; dropped so finalState carries no call the gate refused or never reached.
+    state.pendingToolCalls = [];
     try {
       await this.commit(op, { state, status, reason, ...(error ? { error } : {}), ...(expectedVersion !== undefined ? { expectedVersion } : {}) });
     } catch (err) {

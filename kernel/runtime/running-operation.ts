@@ -17,8 +17,10 @@ export interface RunningOperation {
   /** The loop running in this process, if any. */
   loop?: Promise<void>;
   loopActive?: boolean;
-  /** Serializes deferred completions of this operation. */
-  completions?: Promise<void>;
+  /** Which launch owns `loopActive` (a later launch's flag is not cleared by an earlier loop's end). */
+  loopToken?: object;
+  /** Serializes the operation's steps, deferred completions and decisions in this process. */
+  exclusive?: Promise<void>;
   /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
   fromStore?: boolean;
   /** A human decision is being applied (a concurrent one is refused). */

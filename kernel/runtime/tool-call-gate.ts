@@ -5,7 +5,8 @@ import type { CanonicalArgs, ToolDefinition, ToolSource } from '../tools.js';
 import type { AgentDefinition } from '../agent-definition.js';
 import { argumentSchemaError } from './argument-schema.js';
 import { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
-import { mintToolCalls } from './tool-call-identity.js';
+import { isMintedCallId, mintToolCalls } from './tool-call-identity.js';
+import type { OperationState } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
 import { toolKey, type RuntimeDeps } from './runtime-deps.js';
 
@@ -38,14 +39,33 @@ export function toolEntryFor(deps: RuntimeDeps, call: ToolCall): { tool: ToolDef
  * policy ever sees them). Calls the agent may not make are left for the
  * gate's allow-list. Synchronous; never throws.
  */
-export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[]): ToolCall[] {
+export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[], options: { keepIds?: boolean } = {}): ToolCall[] {
   if (calls.length === 0) return [];
-  return mintToolCalls(calls).map((call) => {
+  return mintToolCalls(calls, options).map((call) => {
     if (call.argumentError !== undefined || !callAllowed(agent, call)) return call;
     const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, call)?.tool.parameters;
     const problem = argumentSchemaError(`${call.identifier}/${call.apiName}`, schema as Record<string, unknown> | undefined, call.args);
     return problem === undefined ? call : Object.freeze({ ...call, argumentError: problem });
   });
+}
+
+/**
+ * An operation stored before call identities were minted (its pending calls
+ * carry the model's ids): approvals recorded under such ids are dropped, as
+ * nothing tells which call they were given for (a model may reuse an id), so
+ * a human is asked again; its pending calls get frozen arguments and the
+ * schema check, keeping their ids. Returns the state unchanged when there is
+ * nothing to do.
+ */
+export function readmitLegacyState(deps: RuntimeDeps, agent: AgentDefinition, state: OperationState): OperationState {
+  const legacyCalls = state.pendingToolCalls.some((c) => !isMintedCallId(c.id));
+  const legacyApprovals = state.approvedToolCallIds.some((id) => !isMintedCallId(id));
+  if (!legacyCalls && !legacyApprovals) return state;
+  return {
+    ...state,
+    approvedToolCallIds: state.approvedToolCallIds.filter(isMintedCallId),
+    pendingToolCalls: legacyCalls ? admitToolCalls(deps, agent, state.pendingToolCalls, { keepIds: true }) : state.pendingToolCalls,
+  };
 }
 
 /**

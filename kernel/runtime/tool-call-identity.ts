@@ -21,6 +21,13 @@ export function mintCallId(): string {
   return CALL_ID_PREFIX + randomUUID().replaceAll('-', '');
 }
 
+const MINTED = /^call_[0-9a-f]{32}$/;
+
+/** Whether an id has the shape of one the runtime minted (ids stored before minting existed do not). */
+export function isMintedCallId(id: string): boolean {
+  return MINTED.test(id);
+}
+
 /**
  * The tool calls of one model turn as the runtime keeps them: each gets a
  * fresh identity (`id`) that every approval, `ask`, deferred completion and
@@ -30,15 +37,16 @@ export function mintCallId(): string {
  * a gate approved them. Arguments that are not a JSON object or nest deeper
  * than MAX_ARGUMENT_DEPTH are replaced by `{}` with `argumentError` set: the
  * gate answers such a call with a tool error the model sees. Pure apart from
- * the random ids; never throws.
+ * the random ids; never throws. `keepIds` re-admits calls stored before
+ * ids were minted (their id stays, as the stored conversation names it).
  */
-export function mintToolCalls(calls: readonly ToolCall[]): ToolCall[] {
+export function mintToolCalls(calls: readonly ToolCall[], options: { keepIds?: boolean } = {}): ToolCall[] {
   return calls.map((call) => {
     const problem = argumentProblem(call.args);
     const args = problem === undefined ? copyArguments(call.args) : undefined;
     const error = problem ?? (args === undefined ? 'the arguments are not JSON (a cycle or a BigInt)' : undefined);
     const minted: ToolCall = {
-      id: mintCallId(),
+      id: options.keepIds ? call.id : mintCallId(),
       identifier: String(call.identifier),
       apiName: String(call.apiName),
       args: args ?? Object.freeze({}),

@@ -9,7 +9,8 @@ import { blockedResult, gateToolCall, toolEntryFor } from './tool-call-gate.js';
 
 /** What one tool call produced. */
 export type ToolCallOutcome =
-  | { kind: 'published'; result: ToolResult; mocked: boolean; context: ToolCallHookContext; threw?: string; notify: () => Promise<void> }
+  /** `observed`: false for a call refused before any hook saw it (no afterStep toolResults, no afterToolCall). */
+  | { kind: 'published'; result: ToolResult; mocked: boolean; context: ToolCallHookContext; threw?: string; observed: boolean; notify: () => Promise<void> }
   | { kind: 'needs_approval'; pending: PendingTool }
   | { kind: 'deferred'; context: ToolCallHookContext }
   | { kind: 'cancelled' };
@@ -115,5 +116,5 @@ async function published(
     }
     await deps.dispatcher.dispatch(operationId, 'afterToolCall', { ...context, result, mocked });
   };
-  return { kind: 'published', result, mocked, context, threw, notify };
+  return { kind: 'published', result, mocked, context, threw, observed, notify };
 }
