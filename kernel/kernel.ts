@@ -192,6 +192,9 @@ export class Kernel {
    * `{ deferred: true }`) into its placeholder, once, through the same result
    * control as any tool result; resumes the operation when nothing else is
    * outstanding. Duplicates resolve `{ published: false }` and change nothing.
+   * `toolCallId` is the call identity the runtime minted (the tool got it as
+   * `ctx.toolCallId`), never the model's id. A completion that arrives while a
+   * step of the operation runs resolves after that step committed.
    */
   async completeToolCall(operationId: string, toolCallId: string, result: ToolResult | string): Promise<{ published: boolean }> {
     const full: ToolResult = typeof result === 'string' ? { content: result, success: true } : result;
