@@ -5,12 +5,17 @@
  *
  *   node dist/bench/step-loop.js [--rounds 7] [--conversations 100] [--warmup 50] [--only ai-sdk,hookgate-memory] [--json]
  *
+ * A contender may be taken from another built tree (`name@<dir>` in --only,
+ * e.g. `hookgate-memory@/tmp/base`: that tree's dist/bench/step-loop.js), so
+ * two commits run side by side in one invocation.
+ *
  * Each contender runs in its own child process (this file with `--contender
  * <name>`), so peak memory is measured per contender and the contenders do
  * not share a JIT or a heap; the parent alternates their timed rounds. See
  * bench/README.md, section "Step loop".
  */
 import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { aiSdkContender } from './step-loop/ai-sdk-contender.js';
@@ -60,12 +65,17 @@ async function child(name: string): Promise<void> {
  */
 async function parent(): Promise<void> {
   const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(CONTENDERS);
-  for (const n of names) if (!CONTENDERS[n]) throw new Error(`unknown contender "${n}" (have: ${Object.keys(CONTENDERS).join(', ')})`);
+  // `name@<dir>`: the contender of another built tree (its dist/bench/step-loop.js), to compare two commits.
+  const split = (spec: string) => {
+    const at = spec.indexOf('@');
+    return at < 0 ? { name: spec, script: undefined } : { name: spec.slice(0, at), script: path.resolve(spec.slice(at + 1), 'dist', 'bench', 'step-loop.js') };
+  };
+  for (const n of names) if (!CONTENDERS[split(n).name]) throw new Error(`unknown contender "${n}" (have: ${Object.keys(CONTENDERS).join(', ')})`);
   const log = (text: string) => {
     if (!values.json) process.stderr.write(`${text}\n`);
   };
   const self = fileURLToPath(import.meta.url);
-  const children = names.map((name) => new ContenderProcess(name, ['--expose-gc', self, '--contender', name]));
+  const children = names.map((spec) => new ContenderProcess(spec, ['--expose-gc', split(spec).script ?? self, '--contender', split(spec).name]));
   try {
     for (const c of children) {
       log(`${c.name}: setup and ${options.warmup} warm-up conversations`);
@@ -82,7 +92,7 @@ async function parent(): Promise<void> {
       log(`round ${r + 1}/${options.rounds}: ${line.join(', ')}`);
     }
     const results: ContenderResult[] = [];
-    for (const c of children) results.push((await c.send({ cmd: 'finish' })).result!);
+    for (const c of children) results.push({ ...(await c.send({ cmd: 'finish' })).result!, name: c.name });
     const report: Report = {
       node: process.version,
       cpus: os.cpus().length,

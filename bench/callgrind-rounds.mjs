@@ -1,0 +1,56 @@
+// Instruction counts per round of one step-loop contender, under valgrind callgrind (bench/README.md,
+// "Issue 9: the cost of the gate"). Plain JS (not compiled), run from a built tree:
+//
+//   node bench/callgrind-rounds.mjs <tree> <contender> <warmup> <conversations per round> <rounds> <out prefix>
+//   node bench/callgrind-rounds.mjs . hookgate-memory 100 100 4 /tmp/cg/head-memory
+//
+// The child (`node --expose-gc dist/bench/step-loop.js --contender <name>`) is set up and warmed up, then for every
+// round: an empty round (a full gc()), `callgrind_control -z` (zero the counters), the round, `callgrind_control -d`
+// (dump). One dump file per round (`<out prefix>.<pid>.<n>`), so start-up, warm-up and the other rounds are not in it.
+// Split a dump into main thread / its GC / background threads with
+//   callgrind_annotate --inclusive=yes <dump> | grep -E 'PROGRAM TOTALS|\?\?\?:main |Heap::CollectGarbage\(|CompileNext\('
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+const [tree, contender, warmup, size, rounds, out] = process.argv.slice(2);
+if (!out) throw new Error('usage: callgrind-rounds.mjs <tree> <contender> <warmup> <conversations per round> <rounds> <out prefix>');
+const proc = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${path.resolve(out)}.%p`, 'node', '--expose-gc', 'dist/bench/step-loop.js', '--contender', contender], {
+  cwd: tree,
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
+const waiters = [];
+createInterface({ input: proc.stdout }).on('line', (l) => {
+  if (l.startsWith('STEP_LOOP_REPLY ')) waiters.shift()(JSON.parse(l.slice('STEP_LOOP_REPLY '.length)));
+});
+const send = async (command) => {
+  const reply = await new Promise((resolve) => {
+    waiters.push(resolve);
+    proc.stdin.write(`${JSON.stringify(command)}\n`);
+  });
+  if (!reply.ok) throw new Error(reply.error);
+  return reply;
+};
+const control = (flag, ...rest) => execFileSync('callgrind_control', [flag, ...rest, String(proc.pid)], { stdio: 'ignore' });
+
+await send({ cmd: 'setup' });
+await send({ cmd: 'warmup', n: Number(warmup) });
+for (let i = 0; i < Number(rounds); i++) {
+  await send({ cmd: 'round', n: 0 });
+  control('-z');
+  const { round } = await send({ cmd: 'round', n: Number(size) });
+  control('-d', `round${i}`);
+  process.stderr.write(`round ${i}: ${JSON.stringify(round)}\n`);
+}
+await send({ cmd: 'finish' });
+proc.stdin.end();
+await new Promise((resolve) => proc.on('exit', resolve));
+const dir = path.dirname(path.resolve(out));
+const prefix = `${path.basename(out)}.${proc.pid}.`;
+for (const f of readdirSync(dir).filter((f) => f.startsWith(prefix)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))) {
+  const text = readFileSync(path.join(dir, f), 'utf8');
+  const trigger = /^desc: Trigger: (.*)$/m.exec(text)?.[1] ?? '';
+  const ir = Number(/^summary: (\d+)/m.exec(text)?.[1]);
+  if (trigger.includes('round')) console.log(`${f}\t${trigger}\t${ir}\t${(ir / Number(size) / 1e6).toFixed(2)} M instructions per conversation`);
+}
