@@ -302,13 +302,18 @@ export class AgentRuntime {
    * a step of its loop, a deferred completion, a human decision. Each reads
    * the state the previous one committed, so none overwrites another's.
    */
-  private exclusive<T>(op: RunningOperation, fn: () => Promise<T>): Promise<T> {
-    const run = (op.exclusive ?? Promise.resolve()).then(fn);
-    op.exclusive = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+  private async exclusive<T>(op: RunningOperation, fn: () => Promise<T>): Promise<T> {
+    // Uncontended (every step of a run that nobody completes or decides concurrently): no queue is built.
+    if (op.exclusiveHeld) await new Promise<void>((resolve) => (op.exclusiveWaiters ??= []).push(resolve));
+    else op.exclusiveHeld = true;
+    try {
+      return await fn();
+    } finally {
+      // Hand the turn straight to the next waiter, or free it.
+      const next = op.exclusiveWaiters?.shift();
+      if (next) next();
+      else op.exclusiveHeld = false;
+    }
   }
 
   private async loop(op: RunningOperation): Promise<void> {

@@ -19,8 +19,10 @@ export interface RunningOperation {
   loopActive?: boolean;
   /** Which launch owns `loopActive` (a later launch's flag is not cleared by an earlier loop's end). */
   loopToken?: object;
-  /** Serializes the operation's steps, deferred completions and decisions in this process. */
-  exclusive?: Promise<void>;
+  /** Whether a step, a deferred completion or a decision of the operation runs now (AgentRuntime.exclusive). */
+  exclusiveHeld?: boolean;
+  /** The ones waiting for their turn, in arrival order. */
+  exclusiveWaiters?: Array<() => void>;
   /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
   fromStore?: boolean;
   /** A human decision is being applied (a concurrent one is refused). */

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { deepFreeze } from '../agent-definition.js';
-import { jsonCopy } from '../json-copy.js';
+import { randomBytes } from 'node:crypto';
 import type { ToolCall } from '../messages.js';
 
 /**
@@ -13,12 +11,19 @@ export const MAX_ARGUMENT_DEPTH = 64;
 /** How many objects and arrays one call's arguments may hold. */
 export const MAX_ARGUMENT_NODES = 100_000;
 
-/** The prefix of the call identities the runtime mints. */
-const CALL_ID_PREFIX = 'call_';
+/**
+ * 64 random bits per process, then a counter: unique across processes and
+ * restarts (2^-64 per pair of processes), and far cheaper than a UUID per
+ * call. Predictability does not matter: nothing a model sends ever becomes a
+ * call's identity.
+ */
+const PROCESS_PREFIX = `call_${randomBytes(8).toString('hex')}`;
+let counter = 0;
 
 /** A call identity the runtime mints: unique, never taken from the model. 37 characters, `[a-z0-9_]`. */
 export function mintCallId(): string {
-  return CALL_ID_PREFIX + randomUUID().replaceAll('-', '');
+  counter += 1;
+  return PROCESS_PREFIX + counter.toString(16).padStart(16, '0');
 }
 
 const MINTED = /^call_[0-9a-f]{32}$/;
@@ -42,14 +47,13 @@ export function isMintedCallId(id: string): boolean {
  */
 export function mintToolCalls(calls: readonly ToolCall[], options: { keepIds?: boolean } = {}): ToolCall[] {
   return calls.map((call) => {
-    const problem = argumentProblem(call.args);
-    const args = problem === undefined ? copyArguments(call.args) : undefined;
-    const error = problem ?? (args === undefined ? 'the arguments are not JSON (a cycle or a BigInt)' : undefined);
+    const copied = copyArguments(call.args);
+    const error = copied instanceof ArgumentRefusal ? copied.reason : undefined;
     const minted: ToolCall = {
       id: options.keepIds ? call.id : mintCallId(),
       identifier: String(call.identifier),
       apiName: String(call.apiName),
-      args: args ?? Object.freeze({}),
+      args: copied instanceof ArgumentRefusal ? Object.freeze({}) : copied,
       ...(typeof call.id === 'string' && call.id !== '' ? { nativeId: call.id } : {}),
       ...(error !== undefined ? { argumentError: error } : {}),
     };
@@ -57,25 +61,52 @@ export function mintToolCalls(calls: readonly ToolCall[], options: { keepIds?: b
   });
 }
 
-function copyArguments(args: Record<string, unknown>): Record<string, unknown> | undefined {
+/** Why a call's arguments were refused (thrown inside the walk, caught by copyArguments). */
+class ArgumentRefusal {
+  constructor(readonly reason: string) {}
+}
+
+/**
+ * One walk over the arguments: a deep-frozen JSON copy (as a database column
+ * would keep it: `undefined` and functions dropped, non-finite numbers null,
+ * `__proto__` kept as an own key), refused past MAX_ARGUMENT_DEPTH levels or
+ * MAX_ARGUMENT_NODES objects (a cycle shows up as depth). Recursion is bounded
+ * by the depth limit.
+ */
+function copyArguments(args: unknown): Record<string, unknown> | ArgumentRefusal {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return new ArgumentRefusal('the arguments must be a JSON object');
+  const budget = { nodes: MAX_ARGUMENT_NODES };
   try {
-    return deepFreeze(jsonCopy(args));
-  } catch {
-    return undefined;
+    return frozenCopy(args, 1, budget) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof ArgumentRefusal) return err;
+    return new ArgumentRefusal('the arguments are not JSON (a BigInt or a failing toJSON)');
   }
 }
 
-/** Why arguments cannot be accepted at all, or undefined. Iterative: safe for any depth. */
-function argumentProblem(args: unknown): string | undefined {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return 'the arguments must be a JSON object';
-  // A cycle shows up as nesting past the limit; shared references (YAML aliases) are walked once per use, within a budget.
-  const stack: Array<[object, number]> = [[args, 1]];
-  let budget = MAX_ARGUMENT_NODES;
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (depth > MAX_ARGUMENT_DEPTH) return `the arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`;
-    if (--budget < 0) return `the arguments hold more than ${MAX_ARGUMENT_NODES} objects and arrays`;
-    for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+function frozenCopy(value: unknown, depth: number, budget: { nodes: number }): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'bigint') throw new ArgumentRefusal('the arguments are not JSON (a BigInt)');
+  if (typeof value !== 'object') return undefined;
+  if (depth > MAX_ARGUMENT_DEPTH) throw new ArgumentRefusal(`the arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+  if (--budget.nodes < 0) throw new ArgumentRefusal(`the arguments hold more than ${MAX_ARGUMENT_NODES} objects and arrays`);
+  const withJson = value as { toJSON?: () => unknown };
+  if (typeof withJson.toJSON === 'function') return frozenCopy(withJson.toJSON(), depth, budget);
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = frozenCopy(value[i], depth + 1, budget);
+      out[i] = item === undefined ? null : item;
+    }
+    return Object.freeze(out);
   }
-  return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = frozenCopy((value as Record<string, unknown>)[key], depth + 1, budget);
+    if (item === undefined) continue;
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
+  }
+  return Object.freeze(out);
 }

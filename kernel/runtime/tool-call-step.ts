@@ -40,9 +40,9 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
     result = verdict.result;
   } else {
     try {
-      // The tool gets its own copy of what the gates saw: it may change it, nothing else sees the change.
+      // The tool gets exactly what the gates saw: the call's deep-frozen arguments, which nobody can change.
       const out = await entry!.source.execute(
-        { identifier: call.identifier, apiName: call.apiName, args: structuredClone(call.args) },
+        { identifier: call.identifier, apiName: call.apiName, args: call.args },
         { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal },
       );
       if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred', context };
@@ -57,12 +57,15 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   return published(deps, op, context, result, verdict.kind === 'mocked', { threw, started });
 }
 
-/** The frozen tool context every stage of one call shares (handlers cannot swap its arguments for later stages). */
+/**
+ * The tool context the stages of one call share. Its `args` are the call's
+ * deep-frozen arguments; every handler gets its own event object built from
+ * it, and what runs and is stored comes from the call, never from an event,
+ * so a handler that swaps `event.args` changes only its own view.
+ */
 export function toolCallContext(op: RunningOperation, call: ToolCall, stepIndex: number, toolSource: string | undefined): ToolCallHookContext {
   const located = locateToolCall(op.messages, call.id);
-  return Object.freeze(
-    buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource }),
-  );
+  return buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource });
 }
 
 /**
