@@ -488,7 +488,7 @@ export class AgentRuntime {
     const subAgentId = call.apiName;
     const context = toolCallContext(op, call, stepIndex, 'agent');
     // A sub-agent call is a tool call: the same gate, in the same order, before anything starts.
-    const verdict = await gateToolCall(this.deps, op, call, context);
+    const verdict = await gateToolCall(this.deps, op, call, context, undefined);
     if (verdict.kind === 'cancelled') return 'cancelled';
     if (verdict.kind === 'needs_approval') {
       await this.requestApproval(op, state, stepIndex, [verdict.pending], commit);

@@ -89,12 +89,18 @@ export function readmitLegacyState(deps: RuntimeDeps, agent: AgentDefinition, st
  * `call.args`), so what runs is what the gates saw and what is stored. An
  * approval counts only for the call identity it was given for.
  */
-export async function gateToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, context: ToolCallHookContext): Promise<GateVerdict> {
+export async function gateToolCall(
+  deps: RuntimeDeps,
+  op: RunningOperation,
+  call: ToolCall,
+  context: ToolCallHookContext,
+  /** `toolEntryFor(deps, call)`, which the caller already looked up (undefined for sub-agent calls). */
+  entry: { tool: ToolDefinition; source: ToolSource } | undefined,
+): Promise<GateVerdict> {
   const operationId = op.record.id;
   const signal = op.abort.signal;
   const name = `${call.identifier}/${call.apiName}`;
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
-  const entry = isSubagent ? undefined : toolEntryFor(deps, call);
 
   // 1-2. Nothing downstream sees these calls.
   if (!callAllowed(op.agent, call)) return refused(`Tool "${name}" is not available to this agent.`, 'tool_not_allowed');

@@ -24,10 +24,12 @@ export type ToolCallOutcome =
 export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, stepIndex: number): Promise<ToolCallOutcome> {
   const operationId = op.record.id;
   const signal = op.abort.signal;
-  const entry = toolEntryFor(deps, call);
-  const context = toolCallContext(op, call, stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : entry?.tool.toolSource);
+  // Sub-agent calls reach this step only when the gate refuses them; no tool source answers for `agents/`.
+  const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
+  const entry = isSubagent ? undefined : toolEntryFor(deps, call);
+  const context = toolCallContext(op, call, stepIndex, isSubagent ? 'agent' : entry?.tool.toolSource);
 
-  const verdict = await gateToolCall(deps, op, call, context);
+  const verdict = await gateToolCall(deps, op, call, context, entry);
   if (verdict.kind === 'cancelled') return { kind: 'cancelled' };
   if (verdict.kind === 'needs_approval') return verdict;
   if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, { observed: verdict.observed });

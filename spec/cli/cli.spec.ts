@@ -2,12 +2,8 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { runHookgate } from '../helpers/cli-process.js';
+import { ROOT, runHookgate } from '../helpers/cli-process.js';
 
-// dist/spec/cli/cli.spec.js -> the repository root.
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 const EXAMPLE = path.join(ROOT, 'examples', 'hello-files', 'agent.yaml');
 
 /** Runs `node dist/cli.js ...args` in `cwd` with no HOOKGATE_* variables from the developer's shell. */

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadAgentFile } from '../../config/agent-file.js';
 import { loadConfig } from '../../config/load-config.js';
 import { isHookgateError } from '../../kernel/errors.js';
@@ -11,8 +10,6 @@ import { loadPacks } from '../../policies/load-packs.js';
 import { formatLoadError } from '../../policies/policy-types.js';
 import { runHookgate } from '../helpers/cli-process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 
 /** Nine levels of nine aliases: 9^9 (387 million) strings once expanded. */
 function billionLaughs(key: string): string {

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isHookgateError } from '../../kernel/errors.js';
 import { loadPacks } from '../../policies/load-packs.js';
 import { formatLoadError } from '../../policies/policy-types.js';
 import { engineWithPack, tempDir, toolCall, toolResult, writeFileIn } from './support/policy-fixtures.js';
 import { runHookgate } from '../helpers/cli-process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 const WHY = 'effect "ask" applies only to beforeToolCall; a tool result cannot wait for a human (use deny or redact)';
 
 const hookgate = runHookgate;

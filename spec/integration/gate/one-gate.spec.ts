@@ -220,7 +220,7 @@ describe('the one gate every tool call passes', function () {
 
   describe('arguments are validated against the input schema before the gate (item 5)', () => {
     it('fs/writeFile { path: 5 } is a tool error the model sees and may retry; no policy sees it, nothing is written', async () => {
-      const kernel = await boot({
+      await boot({
         'all.yaml': `name: all\npolicies:\n  - id: see-everything\n    events: [beforeToolCall]\n    match: '.*'\n    effect: allow\n`,
       });
       world.defineAgent('sloppy', [

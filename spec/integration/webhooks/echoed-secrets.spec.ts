@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { json, type RecordedWebhook, type RecordingReceiver } from '../../helpers/webhook-receiver.js';
 import { control, defineAgent, fsCall, toolMessages, useWebhookWorld, type World } from './harness.js';
 import { runHookgate } from '../../helpers/cli-process.js';

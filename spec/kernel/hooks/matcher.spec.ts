@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AfterToolCallEvent, AgentHook } from '../../../kernel/hooks/hook-types.js';
 import { compileToolMatcher } from '../../../kernel/hooks/matcher.js';
-import { hook, recordHooks, scripted, startKernel, toolTurn, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { hook, recordHooks, scripted, startKernel, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 /** Tool matchers: re2 against `${identifier}/${apiName}` (document 000 "Webhook Hooks"; issue 3 item 3). */
 describe('tool matchers', () => {
