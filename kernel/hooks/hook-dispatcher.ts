@@ -144,7 +144,8 @@ export class HookDispatcher {
       ...(h.matcher.source !== undefined ? { matcher: h.matcher.source } : {}),
       ...(h.handler ? { handler: h.handler } : {}),
       ...(h.webhook ? { webhook: structuredClone(h.webhook) as WebhookConfig } : {}),
-    }));
+      // A snapshot pairs its own type with its own handler and matcher (validated at registration).
+    }) as AgentHook);
   }
 
   /**

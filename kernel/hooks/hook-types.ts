@@ -218,7 +218,11 @@ export interface HookEventMap {
 
 export type HookEvent = HookEventMap[HookType];
 
+/** A handler for hook type `T`: gets that type's event; its return value is ignored (a thrown error or rejection is logged, never stops the run). */
 export type HookHandler<T extends HookType = HookType> = (event: HookEventMap[T]) => unknown | Promise<unknown>;
+
+/** The hook types that accept a `matcher` (tool events). */
+export type ToolHookType = 'beforeToolCall' | 'afterToolCall' | 'onToolCallError';
 
 /** Webhook settings of a hook (validated by webhook-config.ts). */
 export interface WebhookConfig {
@@ -235,14 +239,32 @@ export interface WebhookConfig {
   fallback?: 'fetch' | 'none';
 }
 
-/** A hook as the caller registers it through `execAgent({ hooks })`. */
-export interface AgentHook<T extends HookType = HookType> {
+/**
+ * A hook of one type, as the caller registers it: its `handler` gets exactly
+ * `HookEventMap[T]` (a `beforeToolCall` handler sees `args` and `mock()`), and
+ * `matcher` exists only on the tool types (beforeToolCall, afterToolCall,
+ * onToolCallError; the dispatcher refuses it elsewhere too).
+ */
+export interface AgentHookOf<T extends HookType> {
+  /** Unique among the operation's hooks. */
   id: string;
   type: T;
-  matcher?: string;
+  /** An re2 regex on `identifier/apiName`; only on tool types. */
+  matcher?: T extends ToolHookType ? string : never;
+  /** In-process only: not persisted, so it does not survive a restart. */
   handler?: HookHandler<T>;
+  /** Delivered over HTTP; persisted with the operation. */
   webhook?: WebhookConfig;
 }
+
+/**
+ * A hook as the caller registers it through `execAgent({ hooks })`: a union
+ * discriminated by `type`, so in
+ * `{ type: 'beforeToolCall', handler: (e) => e.mock(...) }` the handler's `e`
+ * is a {@link BeforeToolCallEvent} without a cast. `AgentHook<'afterStep'>`
+ * names one member.
+ */
+export type AgentHook<T extends HookType = HookType> = { [K in T]: AgentHookOf<K> }[T];
 
 /** What is persisted: everything but the function. */
 export interface SerializedHook {
