@@ -62,7 +62,7 @@ export class Kernel {
     this.config = options.config;
     this.secrets = options.scrubber ?? new SecretScrubber();
     this.logger = options.logger ?? createLogger({ level: options.config.log.level, scrubber: this.secrets });
-    this.host = new PluginHost(CORE_TOKENS);
+    this.host = new PluginHost(CORE_TOKENS, options.config.plugins?.settings ?? {});
     this.host.bindCore(Config, this.config);
     this.host.bindCore(Logger, this.logger);
     this.host.bindCore(Secrets, this.secrets);
