@@ -33,6 +33,7 @@ export const ERROR_CATALOG = {
   // runtime
   OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
   OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },
+  OPERATION_NOT_DONE: { category: 'user', summary: 'the operation ended in error or was interrupted, so it has no final text (run.text())' },
   OPERATION_NOT_RUNNING: { category: 'user', summary: 'the operation is not one a crashed process left running' },
   MODEL_NOT_FOUND: { category: 'user', summary: 'no model provider has this name' },
   MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },
