@@ -4,6 +4,7 @@ export type { OperationHandle } from './operation-handle.js';
 export { definePlugin, PLUGIN_ID_PATTERN, type Plugin, type PluginContext, type PluginDefinition, type PluginState } from './plugin.js';
 export type { PluginStatus } from './plugin-host.js';
 export { createToken, type Token } from './token.js';
+/** Every service token, as one namespace (`tokens.ToolSources`); each is also exported by name. */
 export * as tokens from './tokens.js';
 export { Config, Logger, Secrets, Environment, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies } from './tokens.js';
 export { HookgateError, CriticalHookDeliveryError, isHookgateError, errorMessage } from './errors.js';

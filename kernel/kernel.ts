@@ -18,6 +18,7 @@ import type { ModelProvider } from './model.js';
 import type { ToolResult } from './messages.js';
 import type { ToolDefinition, ToolSource } from './tools.js';
 
+/** What `new Kernel(options)` takes; `createKernel` fills `config` and `plugins` for you. */
 export interface KernelOptions {
   config: HookgateConfig;
   plugins?: readonly Plugin[];

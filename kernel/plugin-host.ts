@@ -6,6 +6,7 @@ import { orderPlugins } from './plugin-graph.js';
 import { validatePluginSettings } from './plugin-settings.js';
 import type { Token } from './token.js';
 
+/** A plugin as `kernel.plugins()` reports it: its lifecycle state, and the error of a failed one. */
 export interface PluginStatus {
   id: string;
   state: PluginState;
