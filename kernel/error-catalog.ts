@@ -5,6 +5,7 @@
  */
 export type ErrorCategory = 'user' | 'system' | 'third_party';
 
+/** Every error code with its category and a one-line summary. */
 export const ERROR_CATALOG = {
   // kernel and plugins
   PLUGIN_INVALID_ID: { category: 'user', summary: 'a plugin id is not a kebab-case name' },
@@ -56,4 +57,5 @@ export const ERROR_CATALOG = {
   POLICY_EVALUATION_FAILED: { category: 'system', summary: 'a policy could not be evaluated' },
 } as const satisfies Record<string, { category: ErrorCategory; summary: string }>;
 
+/** A stable error code (`HookgateError.code`). */
 export type ErrorCode = keyof typeof ERROR_CATALOG;
