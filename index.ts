@@ -1,7 +1,11 @@
 /**
- * hookgate's library surface: `createKernel(config)` with the plugins the
- * config selects, the Kernel and HookDispatcher of document 000, and the
- * contracts a plugin author needs.
+ * hookgate's library surface, everything a plugin or an embedding script
+ * imports from `'hookgate'`: `createKernel` with the plugins the config
+ * selects, the `Kernel` and its `HookDispatcher`, `definePlugin` /
+ * `createToken` and every service token by name (`ToolSources`,
+ * `ModelProviders`, `Store`, ...), the tool / model / store contracts, the
+ * hook event types, `HookgateError` with its codes, and `definePolicy` for
+ * code policies.
  */
 import type { HookgateConfig } from './config/defaults.js';
 import { loadConfig, type LoadConfigOptions } from './config/load-config.js';
@@ -14,7 +18,12 @@ export { loadConfig, type LoadConfigOptions } from './config/load-config.js';
 export { loadAgentFile } from './config/agent-file.js';
 export type { HookgateConfig } from './config/defaults.js';
 export { pluginsForConfig } from './plugins/catalog.js';
+export { definePolicy, type CodePolicyDefinition, type CodePolicyVerdict, type PolicyEventInput } from './policies/define-policy.js';
+export type { PolicyEffect, PolicyEventName } from './policies/policy-types.js';
+/** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
+export * as v from 'valibot';
 
+/** What `createKernel` takes: the kernel options plus where the config comes from and which plugins to add. */
 export interface CreateKernelOptions extends Omit<KernelOptions, 'config' | 'plugins'> {
   /** A loaded config, or how to load one (file, cwd, env); default: ./hookgate.config.yaml or embedded defaults. */
   config?: HookgateConfig | LoadConfigOptions;
@@ -24,7 +33,11 @@ export interface CreateKernelOptions extends Omit<KernelOptions, 'config' | 'plu
   replacePlugins?: readonly Plugin[];
 }
 
-/** Builds a kernel with the plugins the config selects (not started: call `start()`). */
+/**
+ * Builds a kernel with the plugins the config selects (not started: call
+ * `start()`). `createKernel()` reads ./hookgate.config.yaml (or runs on
+ * embedded defaults); `createKernel({ plugins: [myPlugin] })` adds plugins.
+ */
 export function createKernel(options: CreateKernelOptions = {}): Kernel {
   const config = isLoaded(options.config) ? options.config : loadConfig(options.config ?? {});
   const plugins = options.replacePlugins ?? [...pluginsForConfig(config), ...(options.plugins ?? [])];

@@ -19,7 +19,8 @@ export interface HookgateConfig {
   policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
   /** `handlerTimeoutMs`: bound on one local hook handler call (default 30,000 ms). */
   hooks: { handlerTimeoutMs: number };
-  plugins: { extra: string[] };
+  /** `settings`: each plugin's own section by plugin id, as written (the plugin's schema validates it at kernel start). */
+  plugins: { settings: Readonly<Record<string, unknown>> };
   /** Folder the config file was read from (or the working directory); relative paths resolve against it. */
   baseDir: string;
 }
@@ -64,6 +65,6 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
       hotReload: parsed.policies?.hotReload ?? false,
     },
     hooks: { handlerTimeoutMs: parsed.hooks?.handlerTimeoutMs ?? 30_000 },
-    plugins: { extra: parsed.plugins?.extra ?? [] },
+    plugins: { settings: parsed.plugins?.settings ?? {} },
   };
 }

@@ -12,6 +12,7 @@ export const ENV_PREFIX = 'HOOKGATE_';
 /** `HOOKGATE_*` variables that switch tool behaviour and are not config keys. */
 export const NON_CONFIG_ENV = new Set(['HOOKGATE_DEBUG']);
 
+/** Where `loadConfig` reads from: a file, a working folder, an environment. */
 export interface LoadConfigOptions {
   /** Explicit file (`--config`); it must exist. */
   file?: string;

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { PLUGIN_ID_PATTERN } from '../kernel/plugin.js';
 
 /** Accepts a number, or a numeric string (as env vars give). */
 const numberLike = v.union(
@@ -153,8 +154,17 @@ export const ConfigSchema = v.strictObject({
   ),
   plugins: v.optional(
     v.strictObject({
-      /** Extra plugin module paths to load. */
-      extra: v.optional(stringList),
+      /**
+       * Each plugin's own settings, by plugin id: `settings: { greeting-tools: { greeting: Hi } }`.
+       * Here only the ids are checked; each plugin's `settings` schema checks its section when the kernel starts
+       * (kernel/plugin-settings.ts), and a section for a plugin that is not loaded is refused there.
+       */
+      settings: v.optional(
+        v.record(
+          v.pipe(v.string(), v.regex(PLUGIN_ID_PATTERN, 'expected a plugin id (kebab-case, such as greeting-tools)')),
+          v.unknown(),
+        ),
+      ),
     }),
   ),
 });

@@ -39,6 +39,7 @@ export const AgentDefinitionSchema = v.strictObject({
   subagents: v.optional(v.array(v.string())),
 });
 
+/** A validated agent: id, instructions, model, tools, approval, limits, compaction, sub-agents (the agent file format). */
 export type AgentDefinition = v.InferOutput<typeof AgentDefinitionSchema>;
 
 export const DEFAULT_MAX_STEPS = 50;

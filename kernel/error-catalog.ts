@@ -5,6 +5,7 @@
  */
 export type ErrorCategory = 'user' | 'system' | 'third_party';
 
+/** Every error code with its category and a one-line summary. */
 export const ERROR_CATALOG = {
   // kernel and plugins
   PLUGIN_INVALID_ID: { category: 'user', summary: 'a plugin id is not a kebab-case name' },
@@ -33,6 +34,7 @@ export const ERROR_CATALOG = {
   // runtime
   OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
   OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },
+  OPERATION_NOT_DONE: { category: 'user', summary: 'the operation ended in error or was interrupted, so it has no final text (run.text())' },
   OPERATION_NOT_RUNNING: { category: 'user', summary: 'the operation is not one a crashed process left running' },
   MODEL_NOT_FOUND: { category: 'user', summary: 'no model provider has this name' },
   MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },
@@ -55,4 +57,5 @@ export const ERROR_CATALOG = {
   POLICY_EVALUATION_FAILED: { category: 'system', summary: 'a policy could not be evaluated' },
 } as const satisfies Record<string, { category: ErrorCategory; summary: string }>;
 
+/** A stable error code (`HookgateError.code`). */
 export type ErrorCode = keyof typeof ERROR_CATALOG;

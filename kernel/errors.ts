@@ -33,6 +33,7 @@ export class CriticalHookDeliveryError extends HookgateError {
   }
 }
 
+/** Whether `err` is a HookgateError (with `code`, when given). */
 export function isHookgateError(err: unknown, code?: ErrorCode): err is HookgateError {
   return err instanceof HookgateError && (code === undefined || err.code === code);
 }

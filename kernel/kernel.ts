@@ -4,6 +4,7 @@ import { HookgateError } from './errors.js';
 import { HookDispatcher, type WebhookSupport } from './hooks/hook-dispatcher.js';
 import { createLogger, SecretScrubber, type Logger as LoggerContract } from './logger.js';
 import type { Plugin } from './plugin.js';
+import { runWithHandle, type OperationHandle } from './operation-handle.js';
 import { PluginHost, type PluginStatus } from './plugin-host.js';
 import { AgentRegistry } from './runtime/agent-registry.js';
 import { AgentRuntime, type ExecAgentOptions } from './runtime/agent-runtime.js';
@@ -17,6 +18,7 @@ import type { ModelProvider } from './model.js';
 import type { ToolResult } from './messages.js';
 import type { ToolDefinition, ToolSource } from './tools.js';
 
+/** What `new Kernel(options)` takes; `createKernel` fills `config` and `plugins` for you. */
 export interface KernelOptions {
   config: HookgateConfig;
   plugins?: readonly Plugin[];
@@ -28,15 +30,6 @@ export interface KernelOptions {
   env?: NodeJS.ProcessEnv;
   /** `queue` delivers only serialized webhooks (workers); default `local`. */
   deliveryMode?: 'local' | 'queue';
-}
-
-/** A handle on a started operation. */
-export interface OperationHandle {
-  readonly operationId: string;
-  /** Resolves when the operation is parked (for a human, or for deferred tool results such as a sub-agent) or terminal. */
-  settled(): Promise<OperationRecord>;
-  /** Resolves only when the operation is terminal. */
-  completed(): Promise<OperationRecord>;
 }
 
 const CORE_TOKENS: readonly Token<unknown>[] = [Config, Logger, Secrets, Environment];
@@ -62,7 +55,7 @@ export class Kernel {
     this.config = options.config;
     this.secrets = options.scrubber ?? new SecretScrubber();
     this.logger = options.logger ?? createLogger({ level: options.config.log.level, scrubber: this.secrets });
-    this.host = new PluginHost(CORE_TOKENS);
+    this.host = new PluginHost(CORE_TOKENS, options.config.plugins?.settings ?? {});
     this.host.bindCore(Config, this.config);
     this.host.bindCore(Logger, this.logger);
     this.host.bindCore(Secrets, this.secrets);
@@ -88,7 +81,7 @@ export class Kernel {
         loadPersistedHooks: (id) => store.loadHooks(id),
         handlerTimeoutMs: this.config.hooks?.handlerTimeoutMs,
         onDelivered: (operationId, hookType, hookId, via, stepIndex) => {
-          if (!this.events.listening) return;
+          if (!this.events.listeningTo(operationId)) return;
           const event: Extract<OperationEvent, { type: 'hook' }> = { type: 'hook', operationId, hookType, hookId, via };
           if (stepIndex !== undefined) event.stepIndex = stepIndex;
           this.events.emit(event);
@@ -165,26 +158,25 @@ export class Kernel {
    */
   async execAgent(options: ExecAgentOptions): Promise<OperationHandle> {
     const { runtime } = this.requireStarted();
-    const operationId = await runtime.start(options);
-    return this.handle(operationId);
+    return this.track(() => runtime.start(options));
   }
 
   /** Approves a parked operation's pending tool call(s) and resumes it; works after a restart. */
   async approve(operationId: string, options: { toolCallId?: string } = {}): Promise<OperationHandle> {
-    await this.requireStarted().runtime.decide(operationId, { action: 'approve', ...options });
-    return this.handle(operationId);
+    const { runtime } = this.requireStarted();
+    return this.track(async () => (await runtime.decide(operationId, { action: 'approve', ...options }), operationId), operationId);
   }
 
   /** Rejects and halts the operation (`onStopByHumanIntervention`). */
   async reject(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
-    await this.requireStarted().runtime.decide(operationId, { action: 'reject', ...options });
-    return this.handle(operationId);
+    const { runtime } = this.requireStarted();
+    return this.track(async () => (await runtime.decide(operationId, { action: 'reject', ...options }), operationId), operationId);
   }
 
   /** Rejects the pending tool call(s); the model sees the reason and the run goes on. */
   async rejectAndContinue(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
-    await this.requireStarted().runtime.decide(operationId, { action: 'reject_continue', ...options });
-    return this.handle(operationId);
+    const { runtime } = this.requireStarted();
+    return this.track(async () => (await runtime.decide(operationId, { action: 'reject_continue', ...options }), operationId), operationId);
   }
 
   /**
@@ -208,8 +200,8 @@ export class Kernel {
 
   /** Continues an operation a stopped process left `running`. */
   async resume(operationId: string): Promise<OperationHandle> {
-    await this.requireStarted().runtime.resume(operationId);
-    return this.handle(operationId);
+    const { runtime } = this.requireStarted();
+    return this.track(async () => (await runtime.resume(operationId), operationId), operationId);
   }
 
   waitForOperation(operationId: string, until: 'settled' | 'terminal' = 'terminal'): Promise<OperationRecord> {
@@ -237,12 +229,9 @@ export class Kernel {
     return this.store.listDecisions(filter);
   }
 
-  private handle(operationId: string): OperationHandle {
-    return {
-      operationId,
-      settled: () => this.waitForOperation(operationId, 'settled'),
-      completed: () => this.waitForOperation(operationId, 'terminal'),
-    };
+  /** Runs what starts or resumes an operation and returns its handle, recording its events from before the action on. */
+  private track(action: () => Promise<string>, operationId?: string): Promise<OperationHandle> {
+    return runWithHandle(this.events, (id, until) => this.waitForOperation(id, until), action, operationId);
   }
 
   private requireStarted(): { runtime: AgentRuntime; dispatcher: HookDispatcher } {

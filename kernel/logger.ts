@@ -6,6 +6,7 @@ import { nowIso } from './clock.js';
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
+/** One structured log line, after secrets were scrubbed. */
 export interface LogRecord {
   level: Exclude<LogLevel, 'silent'>;
   msg: string;
@@ -96,6 +97,7 @@ function base64Core(raw: Buffer, offset: number): string {
 
 export type LogSink = (line: string, record: LogRecord) => void;
 
+/** A JSON-lines logger at `level` (default warn) writing to `sink` (default stderr), scrubbing `scrubber`'s secrets. */
 export function createLogger(options: { level?: LogLevel; sink?: LogSink; scrubber?: SecretScrubber; bindings?: Record<string, unknown> } = {}): Logger {
   const level = options.level ?? 'info';
   const sink: LogSink = options.sink ?? ((line) => process.stderr.write(line + '\n'));

@@ -36,6 +36,7 @@ export interface ToolResult {
   workRegistration?: { type: string; data?: unknown; args?: unknown; [key: string]: unknown };
 }
 
+/** Token counts and cost. */
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
@@ -43,8 +44,10 @@ export interface Usage {
   cost: number;
 }
 
+/** No usage. */
 export const ZERO_USAGE: Usage = Object.freeze({ promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 });
 
+/** `a + b`, field by field. */
 export function addUsage(a: Usage, b: Partial<Usage>): Usage {
   return {
     promptTokens: a.promptTokens + (b.promptTokens ?? 0),
@@ -54,6 +57,7 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
   };
 }
 
+/** Who wrote a message; `summary` replaces compacted messages. */
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool' | 'summary';
 
 /** A message in the conversation, as stored and as given to the model. */

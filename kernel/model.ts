@@ -9,6 +9,7 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/** One model call: the conversation, the tools offered, and what it is for (a turn or a compaction summary). */
 export interface ModelRequest {
   /** The provider-specific model name from the agent file (may be empty for scripted). */
   model: string;
@@ -29,6 +30,7 @@ export interface ModelRequest {
   maxOutputTokens?: number;
 }
 
+/** A model's answer: text, tool calls, usage. */
 export interface ModelResponse {
   text: string;
   toolCalls: ToolCall[];

@@ -3,8 +3,10 @@ import { container as rootContainer, instanceCachingFactory, type DependencyCont
 import { HookgateError, errorMessage } from './errors.js';
 import type { Plugin, PluginContext, PluginState } from './plugin.js';
 import { orderPlugins } from './plugin-graph.js';
+import { validatePluginSettings } from './plugin-settings.js';
 import type { Token } from './token.js';
 
+/** A plugin as `kernel.plugins()` reports it: its lifecycle state, and the error of a failed one. */
 export interface PluginStatus {
   id: string;
   state: PluginState;
@@ -26,8 +28,14 @@ export class PluginHost {
   private registering: Plugin | undefined;
   private stopPromise: Promise<void> | undefined;
   private inFlightStart: Promise<unknown> | undefined;
+  /** Each plugin's validated settings (`ctx.settings`), filled when start() begins. */
+  private settings = new Map<string, unknown>();
 
-  constructor(private readonly coreTokens: readonly Token<unknown>[]) {
+  /** `pluginSettings`: the config's `plugins.settings`, validated against each plugin's schema at start. */
+  constructor(
+    private readonly coreTokens: readonly Token<unknown>[],
+    private readonly pluginSettings: Readonly<Record<string, unknown>> = {},
+  ) {
     this.container = rootContainer.createChildContainer();
   }
 
@@ -75,6 +83,12 @@ export class PluginHost {
   async start(): Promise<void> {
     if (this.phase !== 'open') throw new HookgateError('KERNEL_FROZEN', `the kernel is already ${this.phase}`);
     const order = orderPlugins(this.plugins, this.coreTokens);
+    try {
+      this.settings = validatePluginSettings(this.plugins, this.pluginSettings);
+    } catch (err) {
+      this.phase = 'stopped';
+      throw err;
+    }
     this.phase = 'starting';
     for (const p of order) {
       this.registering = p;
@@ -172,6 +186,7 @@ export class PluginHost {
     const ctx: PluginContext = {
       container: host.container,
       pluginId: plugin.id,
+      settings: host.settings.get(plugin.id),
       resolve: (t) => host.resolve(t),
       resolveAll: (t) => host.resolveAll(t),
       has: (t) => host.has(t),

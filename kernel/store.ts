@@ -12,6 +12,7 @@ export type OperationStatus = 'running' | 'waiting_approval' | 'waiting_tool' | 
 /** The statuses an operation never leaves. */
 export const TERMINAL_STATUSES: ReadonlySet<OperationStatus> = new Set<OperationStatus>(['done', 'error', 'interrupted']);
 
+/** An operation's persisted run state: the step loop decides the next step from it. */
 export interface OperationState {
   stepIndex: number;
   usage: Usage;
@@ -32,6 +33,7 @@ export interface OperationState {
   compactions: number;
 }
 
+/** An operation as stored: status, terminal reason, agent, context, state and version. */
 export interface OperationRecord {
   id: string;
   agentId: string;
@@ -55,6 +57,7 @@ export interface OperationRecord {
   version: number;
 }
 
+/** A stored message of an operation, in `seq` order. */
 export interface MessageRecord extends Message {
   id: string;
   operationId: string;
@@ -64,6 +67,7 @@ export interface MessageRecord extends Message {
   createdAt: string;
 }
 
+/** A committed step: its kind, timing, usage and summary. */
 export interface StepRecord {
   operationId: string;
   stepIndex: number;
@@ -74,6 +78,7 @@ export interface StepRecord {
   summary: Record<string, unknown>;
 }
 
+/** A message to append in a commit. */
 export interface NewMessage extends Message {
   id?: string;
 }
@@ -96,6 +101,7 @@ export interface StepCommit {
   expectedVersion?: number;
 }
 
+/** What `createOperation` stores. */
 export interface NewOperation {
   id: string;
   agentId: string;
@@ -106,12 +112,14 @@ export interface NewOperation {
   state: OperationState;
 }
 
+/** Filters `listOperations`. */
 export interface OperationFilter {
   status?: OperationStatus;
   parentOperationId?: string;
   limit?: number;
 }
 
+/** A user the store knows (for webhook `userEmail`). */
 export interface UserRecord {
   id: string;
   email?: string;
@@ -142,6 +150,7 @@ export interface DecisionRecord {
   rawInput?: unknown;
 }
 
+/** Filters `listDecisions`. */
 export interface DecisionFilter {
   operationId?: string;
   policyId?: string;

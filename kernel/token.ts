@@ -11,6 +11,7 @@ export interface Token<T> {
   readonly __type?: T;
 }
 
+/** Creates a token for values of type `T`: `createToken<Cache>('my-plugin.cache')`; `{ multi: true }` collects one value per providing plugin. */
 export function createToken<T>(id: string, options: { multi?: boolean } = {}): Token<T> {
   return Object.freeze({ id, key: Symbol(id), multi: options.multi ?? false });
 }

@@ -1,3 +1,9 @@
+/**
+ * The kernel's service tokens. Each is addressed by name from the package root
+ * (`import { ToolSources, Store } from 'hookgate'`). A single-value token and
+ * its contract share one name: `Store` is the token (`ctx.resolve(Store)`) and
+ * also the type of what it resolves to.
+ */
 import type { HookgateConfig } from '../config/defaults.js';
 import type { Logger as LoggerContract, SecretScrubber } from './logger.js';
 import type { Store as StoreContract } from './store.js';
@@ -8,18 +14,36 @@ import type { WebhookTransport } from './hooks/webhook-transport.js';
 import type { UserDirectory as UserDirectoryContract } from './user-directory.js';
 import type { ToolPolicy } from './tool-policy.js';
 
-/** Bound by the kernel itself. */
+// Bound by the kernel itself.
+
+/** The loaded configuration with every default filled in (bound by the kernel). */
 export const Config = createToken<HookgateConfig>('kernel.config');
+/** The loaded configuration (`HookgateConfig`). */
+export type Config = HookgateConfig;
+/** The kernel's structured logger; secrets registered with `Secrets` are scrubbed from it (bound by the kernel). */
 export const Logger = createToken<LoggerContract>('kernel.logger');
+/** A structured logger (`debug` / `info` / `warn` / `error`, `child(fields)`). */
+export type Logger = LoggerContract;
+/** The secret scrubber: values added here never reach logs, errors, the store or output (bound by the kernel). */
 export const Secrets = createToken<SecretScrubber>('kernel.secrets');
 /** The kernel's environment (`createKernel({ env })`, default `process.env`): plugins read variables here, read at use time. */
 export const Environment = createToken<Readonly<Record<string, string | undefined>>>('kernel.env');
 
-/** Provided by plugins. */
+// Provided by plugins.
+
+/** The one store (operations, steps, messages, users, the decision log); store-sqlite or store-memory provide it. */
 export const Store = createToken<StoreContract>('store');
+/** The store contract every store plugin implements. */
+export type Store = StoreContract;
+/** Model providers, one per plugin that provides it, looked up by `ModelProvider.name` (an agent's `model.provider`). */
 export const ModelProviders = createToken<ModelProvider>('model-provider', { multi: true });
+/** Tool sources: every tool each lists becomes callable as `identifier/apiName` by agents that allow it. */
 export const ToolSources = createToken<ToolSource>('tool-source', { multi: true });
+/** Webhook transports (fetch, qstash): how webhook hooks are delivered. */
 export const WebhookTransports = createToken<WebhookTransport>('webhook-transport', { multi: true });
+/** Looks up a user's email for webhook payloads (`userEmail`); without it, the store's users are used. */
 export const UserDirectory = createToken<UserDirectoryContract>('user-directory');
+/** The user directory contract. */
+export type UserDirectory = UserDirectoryContract;
 /** In-process tool policies (the policy engine), asked before webhook controls. */
 export const ToolPolicies = createToken<ToolPolicy>('tool-policy', { multi: true });

@@ -7,6 +7,7 @@ import type { CanonicalArgs } from './tools.js';
  * implements it). Asked before webhook controls, so a local deny costs no
  * HTTP call. Must fail closed: an evaluation problem is a deny.
  */
+/** A policy set's verdict on a tool call or result. */
 export interface ToolPolicyDecision {
   effect: 'allow' | 'deny' | 'ask';
   reason?: string;
@@ -16,6 +17,7 @@ export interface ToolPolicyDecision {
   redactedResult?: ToolResult;
 }
 
+/** An in-process tool policy set (bound to `ToolPolicies`), asked before webhook controls; the policy engine implements it. */
 export interface ToolPolicy {
   /** Optional fast check: false when this policy set cannot say anything but allow for the event type (skips the call). */
   mayDecide?(type: 'beforeToolCall' | 'afterToolCall'): boolean;

@@ -1,10 +1,12 @@
 import type { ToolSpec } from './model.js';
 
+/** A tool a `ToolSource` lists: `identifier/apiName`, description, JSON Schema parameters, and its source. */
 export interface ToolDefinition extends ToolSpec {
   /** Where the tool comes from: `builtin`, `sandbox`, `mcp:<server>`... */
   toolSource: string;
 }
 
+/** What `ToolSource.execute` gets besides the arguments: the operation, the call identity, an abort signal. */
 export interface ToolExecutionContext {
   operationId: string;
   /** The native tool call id: what a deferred tool passes to `kernel.completeToolCall()`. */

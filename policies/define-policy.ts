@@ -21,6 +21,7 @@ export interface CodePolicyVerdict {
   redact?: RedactRequest[];
 }
 
+/** A code policy (a module in a pack): `definePolicy({ id, events, match?, effects?, evaluate })`. */
 export interface CodePolicyDefinition {
   id: string;
   events: PolicyEventName[];

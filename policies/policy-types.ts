@@ -2,9 +2,11 @@ import type RE2 from 're2';
 
 /** Hook events a policy can decide on. */
 export const POLICY_EVENTS = ['beforeToolCall', 'afterToolCall', 'onToolCallError'] as const;
+/** A hook event a policy can decide on. */
 export type PolicyEventName = (typeof POLICY_EVENTS)[number];
 
 export const POLICY_EFFECTS = ['allow', 'deny', 'ask', 'redact'] as const;
+/** What a policy does when it matches: allow, deny, ask (park for a human), redact (rewrite the result). */
 export type PolicyEffect = (typeof POLICY_EFFECTS)[number];
 
 /** Why `ask` is refused on afterToolCall / onToolCallError: only a call that has not run yet can wait for a human. */

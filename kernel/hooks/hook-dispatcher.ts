@@ -33,6 +33,7 @@ export interface WebhookSupport {
   environmentHooks(): SerializedHook[];
 }
 
+/** `local`: handlers and webhooks in this process; `queue`: only serialized webhooks (workers). */
 export type DeliveryMode = 'local' | 'queue';
 
 export interface HookDispatcherOptions {
@@ -55,6 +56,7 @@ export interface HookDispatcherOptions {
 /** Default bound on one local handler call (`hooks.handlerTimeoutMs`). */
 export const DEFAULT_HOOK_HANDLER_TIMEOUT_MS = 30_000;
 
+/** What beforeToolCall handlers decided: a mocked result, or null to run the tool. */
 export type MockOutcome = { isMocked: true; result: MockResult } | null;
 
 
@@ -144,7 +146,8 @@ export class HookDispatcher {
       ...(h.matcher.source !== undefined ? { matcher: h.matcher.source } : {}),
       ...(h.handler ? { handler: h.handler } : {}),
       ...(h.webhook ? { webhook: structuredClone(h.webhook) as WebhookConfig } : {}),
-    }));
+      // A snapshot pairs its own type with its own handler and matcher (validated at registration).
+    }) as AgentHook);
   }
 
   /**

@@ -20,6 +20,7 @@ export const HOOK_TYPES = [
   'onCallAgentError',
 ] as const;
 
+/** One of the 16 hook types (`HOOK_TYPES`). */
 export type HookType = (typeof HOOK_TYPES)[number];
 
 /** Only these types accept a matcher. */
@@ -27,12 +28,15 @@ export const TOOL_HOOK_TYPES: readonly HookType[] = ['beforeToolCall', 'afterToo
 /** Only these types may be controls (`responseHandling: 'toolCall'`). */
 export const CONTROL_HOOK_TYPES: readonly HookType[] = ['beforeToolCall', 'afterToolCall'];
 
+/** Whether `value` is one of the 16 hook type names. */
 export function isHookType(value: unknown): value is HookType {
   return typeof value === 'string' && (HOOK_TYPES as readonly string[]).includes(value);
 }
 
+/** What a step does: a model turn, one tool call, a request for approval, a compaction, a sub-agent call. */
 export type StepKind = 'call_llm' | 'call_tool' | 'request_human_approve' | 'compress_context' | 'call_agent';
 
+/** Why an operation ended: `done` (the model answered), `error`, `interrupted` (aborted or rejected), or a limit. */
 export type TerminalReason = 'done' | 'error' | 'interrupted' | 'max_steps' | 'cost_limit';
 
 /** Fields every operation event carries. */
@@ -45,10 +49,12 @@ export interface AgentHookEvent {
   timestamp: string;
 }
 
+/** `beforeStep`: a step is about to run. */
 export interface BeforeStepEvent extends AgentHookEvent {
   stepType: StepKind;
 }
 
+/** `afterStep`: a step committed; what it produced and used. */
 export interface AfterStepEvent extends AgentHookEvent {
   stepType: StepKind;
   content?: string;
@@ -60,6 +66,7 @@ export interface AfterStepEvent extends AgentHookEvent {
   totalUsage: Usage;
 }
 
+/** `onComplete`: the operation ended (any terminal reason), after everything else it dispatches. */
 export interface OnCompleteEvent extends AgentHookEvent {
   reason: TerminalReason;
   status: 'done' | 'error' | 'interrupted';
@@ -71,6 +78,7 @@ export interface OnCompleteEvent extends AgentHookEvent {
   finalState?: unknown;
 }
 
+/** `onError`: the operation failed; dispatched before its `onComplete`. */
 export interface OnErrorEvent extends AgentHookEvent {
   errorMessage: string;
   errorDetail?: unknown;
@@ -122,16 +130,19 @@ export interface BeforeToolCallEvent extends ToolCallHookContext {
   mock(result: MockResult): boolean;
 }
 
+/** `afterToolCall`: a tool call has its result (run, or mocked by a beforeToolCall handler). */
 export interface AfterToolCallEvent extends ToolCallHookContext {
   result: ToolResult;
   mocked: boolean;
 }
 
+/** `onToolCallError`: a tool call failed (the tool threw, was refused, or its arguments were invalid). */
 export interface OnToolCallErrorEvent extends ToolCallHookContext {
   error: string;
   errorDetail?: unknown;
 }
 
+/** A tool call waiting for a human decision. */
 export interface PendingTool {
   /** The call identity the runtime minted: what `approve --tool-call` names. */
   toolCallId: string;
@@ -143,6 +154,7 @@ export interface PendingTool {
   reason?: string;
 }
 
+/** `beforeHumanIntervention`: the operation parks until a human decides the pending calls. */
 export interface BeforeHumanInterventionEvent extends AgentHookEvent {
   pendingTools: PendingTool[];
 }
@@ -150,22 +162,26 @@ export interface BeforeHumanInterventionEvent extends AgentHookEvent {
 /** As afterHumanIntervention reports it (the reference's names: a reject-and-continue is `rejectAndContinue`). */
 export type HumanAction = 'approve' | 'reject' | 'rejectAndContinue';
 
+/** `afterHumanIntervention`: a human decided (approve, reject, reject and continue). */
 export interface AfterHumanInterventionEvent extends AgentHookEvent {
   action: HumanAction;
   toolCallId?: string;
   rejectionReason?: string;
 }
 
+/** `onStopByHumanIntervention`: a human's reject halted the run (it ends `interrupted`). */
 export interface OnStopByHumanInterventionEvent extends AgentHookEvent {
   toolCallId?: string;
   rejectionReason?: string;
 }
 
+/** `beforeCompact`: older messages are about to be summarized. */
 export interface BeforeCompactEvent extends AgentHookEvent {
   messageCount: number;
   tokenCount: number;
 }
 
+/** `afterCompact`: older messages were replaced by a model-written summary. */
 export interface AfterCompactEvent extends AgentHookEvent {
   groupId: string;
   messagesBefore: number;
@@ -173,17 +189,19 @@ export interface AfterCompactEvent extends AgentHookEvent {
   summary: string;
 }
 
+/** `onCompactError`: a compaction failed; the run goes on uncompressed. */
 export interface OnCompactErrorEvent extends AgentHookEvent {
   error: string;
   tokenCount: number;
 }
 
-/** CallAgent events dispatch on the parent operation; `agentId` is the sub-agent's. */
+/** `beforeCallAgent`: a sub-agent is about to run. CallAgent events dispatch on the parent operation; `agentId` is the sub-agent's. */
 export interface BeforeCallAgentEvent extends AgentHookEvent {
   instruction: string;
   callerAgentId: string;
 }
 
+/** `afterCallAgent`: a sub-agent operation ended (on the parent operation). */
 export interface AfterCallAgentEvent extends AgentHookEvent {
   subOperationId: string;
   success: boolean;
@@ -191,12 +209,14 @@ export interface AfterCallAgentEvent extends AgentHookEvent {
   callerAgentId: string;
 }
 
+/** `onCallAgentError`: a sub-agent operation could not run or failed (on the parent operation). */
 export interface OnCallAgentErrorEvent extends AgentHookEvent {
   error: string;
   callerAgentId: string;
   subOperationId?: string;
 }
 
+/** Each hook type's event: what a handler of that type receives (`HookEventMap['afterStep']`). */
 export interface HookEventMap {
   beforeStep: BeforeStepEvent;
   afterStep: AfterStepEvent;
@@ -216,9 +236,14 @@ export interface HookEventMap {
   onCallAgentError: OnCallAgentErrorEvent;
 }
 
+/** Any hook event. */
 export type HookEvent = HookEventMap[HookType];
 
+/** A handler for hook type `T`: gets that type's event; its return value is ignored (a thrown error or rejection is logged, never stops the run). */
 export type HookHandler<T extends HookType = HookType> = (event: HookEventMap[T]) => unknown | Promise<unknown>;
+
+/** The hook types that accept a `matcher` (tool events). */
+export type ToolHookType = 'beforeToolCall' | 'afterToolCall' | 'onToolCallError';
 
 /** Webhook settings of a hook (validated by webhook-config.ts). */
 export interface WebhookConfig {
@@ -235,14 +260,32 @@ export interface WebhookConfig {
   fallback?: 'fetch' | 'none';
 }
 
-/** A hook as the caller registers it through `execAgent({ hooks })`. */
-export interface AgentHook<T extends HookType = HookType> {
+/**
+ * A hook of one type, as the caller registers it: its `handler` gets exactly
+ * `HookEventMap[T]` (a `beforeToolCall` handler sees `args` and `mock()`), and
+ * `matcher` exists only on the tool types (beforeToolCall, afterToolCall,
+ * onToolCallError; the dispatcher refuses it elsewhere too).
+ */
+export interface AgentHookOf<T extends HookType> {
+  /** Unique among the operation's hooks. */
   id: string;
   type: T;
-  matcher?: string;
+  /** An re2 regex on `identifier/apiName`; only on tool types. */
+  matcher?: T extends ToolHookType ? string : never;
+  /** In-process only: not persisted, so it does not survive a restart. */
   handler?: HookHandler<T>;
+  /** Delivered over HTTP; persisted with the operation. */
   webhook?: WebhookConfig;
 }
+
+/**
+ * A hook as the caller registers it through `execAgent({ hooks })`: a union
+ * discriminated by `type`, so in
+ * `{ type: 'beforeToolCall', handler: (e) => e.mock(...) }` the handler's `e`
+ * is a {@link BeforeToolCallEvent} without a cast. `AgentHook<'afterStep'>`
+ * names one member.
+ */
+export type AgentHook<T extends HookType = HookType> = { [K in T]: AgentHookOf<K> }[T];
 
 /** What is persisted: everything but the function. */
 export interface SerializedHook {

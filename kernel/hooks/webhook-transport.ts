@@ -18,11 +18,13 @@ export interface WebhookRequest {
 
 export type WebhookFailureKind = 'http_error' | 'timeout' | 'network_error' | 'configuration' | 'too_large' | 'cancelled';
 
+/** What a transport got back: a status and body (or that it was too large), or why it failed. */
 export type WebhookResponse =
   | { ok: true; status: number; body?: Buffer; tooLarge?: false }
   | { ok: true; status: number; tooLarge: true }
   | { ok: false; kind: WebhookFailureKind; status?: number; message: string };
 
+/** Delivers signed webhook requests (bound to `WebhookTransports`). */
 export interface WebhookTransport {
   /** `fetch` or `qstash`: the hook's `delivery` value this transport serves. */
   readonly delivery: 'fetch' | 'qstash';

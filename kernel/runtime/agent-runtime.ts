@@ -14,6 +14,7 @@ import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js
 import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 
+/** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
 export interface ExecAgentOptions {
   /** A defined agent's id, or pass `agent` inline. */
   agentId?: string;
@@ -28,6 +29,7 @@ export interface ExecAgentOptions {
   context?: Record<string, string>;
 }
 
+/** A human's decision on a parked operation. */
 export type HumanDecision =
   | { action: 'approve'; toolCallId?: string }
   | { action: 'reject'; toolCallId?: string; reason?: string }

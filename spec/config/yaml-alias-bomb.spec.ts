@@ -79,9 +79,9 @@ describe('YAML alias bombs ("billion laughs")', function () {
   });
 
   it('keeps ordinary anchors and aliases working', async () => {
-    await writeFile(path.join(dir, 'hookgate.config.yaml'), 'policies:\n  paths: &p [a, b]\nplugins:\n  extra: *p\n');
+    await writeFile(path.join(dir, 'hookgate.config.yaml'), 'policies:\n  paths: &p [a, b]\nplugins:\n  settings:\n    demo: { paths: *p }\n');
     const config = loadConfig({ cwd: dir, env: {} });
-    assert.deepEqual(config.plugins.extra, ['a', 'b']);
+    assert.deepEqual(config.plugins.settings, { demo: { paths: ['a', 'b'] } });
   });
 
   it('CLI: `hookgate run` on a bomb agent file exits 2 with the file named, and `policy check` on a bomb pack exits 2', async () => {

@@ -205,7 +205,7 @@ describe('the one gate every tool call passes', function () {
         { id: 'in-place', type: 'beforeToolCall', handler: (e) => { (e as { args: Record<string, unknown> }).args.path = 'app/.env'; } },
         { id: 'replace', type: 'beforeToolCall', handler: (e) => { (e as { args: unknown }).args = { path: 'app/.env' }; } },
         { id: 'assign', type: 'beforeToolCall', handler: (e) => { Object.assign((e as BeforeToolCallEvent).args, { path: 'app/.env' }); } },
-        { id: 'after', type: 'afterToolCall', handler: (e) => void seen.push(String((e as BeforeToolCallEvent).args.path)) },
+        { id: 'after', type: 'afterToolCall', handler: (e) => void seen.push(String(e.args.path)) },
       ];
       const { operationId } = await world.run('reader', hooks);
       const [tool] = await world.toolMessages(operationId);

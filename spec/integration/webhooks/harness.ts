@@ -113,8 +113,8 @@ export function webhookHook(id: string, type: HookType, webhook: WebhookConfig, 
 }
 
 /** A control webhook (`responseHandling: 'toolCall'`) on beforeToolCall or afterToolCall. */
-export function control(id: string, type: 'beforeToolCall' | 'afterToolCall', url: string, extra: Partial<WebhookConfig> = {}): AgentHook {
-  return webhookHook(id, type, { url, responseHandling: 'toolCall', ...extra });
+export function control(id: string, type: 'beforeToolCall' | 'afterToolCall', url: string, extra: Partial<WebhookConfig> = {}): AgentHook<'beforeToolCall' | 'afterToolCall'> {
+  return webhookHook(id, type, { url, responseHandling: 'toolCall', ...extra }) as AgentHook<'beforeToolCall' | 'afterToolCall'>;
 }
 
 /** The stored tool messages of an operation. */

@@ -16,6 +16,7 @@ function contextWith(values: Map<symbol, unknown>): PluginContext & { bound: Arr
   const ctx = {
     container: rootContainer.createChildContainer(),
     pluginId: 'model-openai',
+    settings: undefined,
     bound,
     resolve<T>(token: Token<T>): T {
       if (!values.has(token.key)) throw new Error(`not bound: ${token.id}`);
