@@ -64,7 +64,8 @@ function documentedCommands(): string[] {
   for (const row of text.matchAll(/^\|\s*(`[^|]*`[^|]*)\|/gm)) {
     for (const span of row[1]!.matchAll(/`([^`]+)`/g)) {
       const words = span[1]!.replace(/^hookgate\s+/, '');
-      if (/^[a-z][a-z-]*(\s|$)/.test(words) && !words.includes('.') && !/^[a-z]+\.[a-z]/.test(words)) found.add(words.trim());
+      // A command starts with a lower-case word; config keys (`policies.deadlineMs`) do not.
+      if (/^[a-z][a-z-]*(\s|$)/.test(words)) found.add(words.trim());
     }
   }
   // One test per distinct command line: `show <id>` and `show <op>`, `policy check` and `policy check [paths]` are one.
