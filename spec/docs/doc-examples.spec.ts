@@ -32,11 +32,15 @@ import { copyWorkingTree, runShell, tail, writeHookgateCommand } from './repo-co
  */
 
 /**
- * Blocks in README sections other helpers of issue 10 are rewriting, known to
+ * Blocks (file#section#language) in README sections other helpers of issue 10 are rewriting, known to
  * fail until that work lands: listed as pending, and a test FAILS once such a
  * block passes, so the entry is removed rather than forgotten.
  */
-const KNOWN_BROKEN: Record<string, string> = {};
+const KNOWN_BROKEN: Record<string, string> = {
+  'README.md#Hooks in code#ts': 'AgentHook does not narrow the handler event by type yet (issue 10, a typed library)',
+  'README.md#Writing a plugin#ts': 'imports internal paths (../../../kernel/...), not the package (issue 10, a typed library)',
+  'README.md#Policy-as-code#yaml': 'its inline test has no name (tests.0.name), which the pack schema requires (issue 10, policy authoring)',
+};
 
 const RUNNABLE = new Set(['sh', 'ts', 'yaml', 'json']);
 /**
@@ -52,7 +56,7 @@ function where(block: FencedBlock): string {
 }
 
 function knownBroken(block: FencedBlock): string | undefined {
-  return KNOWN_BROKEN[`${block.file}#${block.section}`];
+  return KNOWN_BROKEN[`${block.file}#${block.section}#${block.lang}`];
 }
 
 function title(block: FencedBlock, what: string): string {
@@ -69,7 +73,7 @@ async function expectWorks(ctx: Mocha.Context, block: FencedBlock, check: () => 
   } catch {
     ctx.skip();
   }
-  assert.fail(`${where(block)} passes now: remove "${block.file}#${block.section}" from KNOWN_BROKEN in spec/docs/doc-examples.spec.ts`);
+  assert.fail(`${where(block)} passes now: remove "${block.file}#${block.section}#${block.lang}" from KNOWN_BROKEN in spec/docs/doc-examples.spec.ts`);
 }
 
 type YamlKind = 'agent file' | 'policy pack' | 'config';
@@ -171,7 +175,7 @@ describe('docs: every code block of README.md and docs/*.md', function () {
       it(title(b, 'compiles under strict'), async function () {
         await expectWorks(this, b, () => {
           const c = compiledFor(b);
-          assert.deepEqual(c.errors, [], `${where(b)} does not compile:\n${c.errors.join('\n')}`);
+          assert.equal(c.errors.length, 0, `${where(b)} does not compile:\n${c.errors.join('\n')}`);
         });
       });
       it(title(b, 'runs to completion when it is a complete program'), async function () {
@@ -181,7 +185,7 @@ describe('docs: every code block of README.md and docs/*.md', function () {
           this.skip();
         }
         await expectWorks(this, b, async () => {
-          assert.deepEqual(c.errors, [], `${where(b)} does not compile`);
+          assert.equal(c.errors.length, 0, `${where(b)} does not compile (see the test above)`);
           const cwd = fs.mkdtempSync(path.join(tmpRoot, 'program-'));
           const r = await runNode(c.jsFile, cwd);
           assert.equal(r.code, 0, `${where(b)} exited ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${tail(r.stdout)}\n--- stderr\n${tail(r.stderr)}`);
@@ -193,7 +197,7 @@ describe('docs: every code block of README.md and docs/*.md', function () {
   describe('yaml blocks: parsed by the loaders hookgate uses', () => {
     for (const b of allBlocks.filter((x) => x.lang === 'yaml' && !x.marker)) {
       const kind = yamlKindOf(b);
-      it(title(b, `loads as ${kind === 'config' ? 'hookgate.config.yaml' : `an ${kind}`}${kind === 'policy pack' ? ' and passes policy test' : ''}`), async function () {
+      it(title(b, `loads as ${kind === 'config' ? 'hookgate.config.yaml' : kind === 'agent file' ? 'an agent file' : 'a policy pack'}${kind === 'policy pack' ? ' and passes policy test' : ''}`), async function () {
         await expectWorks(this, b, async () => {
           const dir = fs.mkdtempSync(path.join(tmpRoot, 'yaml-'));
           if (kind === 'config') {
