@@ -103,6 +103,11 @@ describe('README walkthrough from a clean clone', function () {
     this.timeout(WALKTHROUGH_TIMEOUT_MS);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hookgate-walkthrough-'));
     clone = path.join(tmp, 'hookgate');
+    try {
+      execFileSync('git', ['-C', ROOT, 'rev-parse', '--verify', 'HEAD'], { stdio: 'ignore' });
+    } catch {
+      assert.fail(`the README walkthrough clones the repository's HEAD: ${ROOT} must be a git checkout with a commit`);
+    }
     execFileSync('git', ['clone', '--quiet', ROOT, clone], { stdio: ['ignore', 'ignore', 'pipe'] });
     const installed = fs.realpathSync(path.join(ROOT, 'node_modules'));
     execFileSync('cp', ['-al', installed, path.join(clone, 'node_modules')]);
