@@ -13,3 +13,7 @@ export { policyTest } from './cli/policy-test.js';
 export { policyEval } from './cli/policy-eval.js';
 export { decisionsQuery } from './cli/decisions-query.js';
 export type { CliResult } from './cli/cli-support.js';
+export { readToolCatalog, type ToolCatalog, type CatalogTool } from './authoring/tool-catalog.js';
+export { lintPacks, type PolicyWarning } from './authoring/pack-lint.js';
+export { explainEvent, type EventExplanation, type PolicyExplanation } from './authoring/explain-event.js';
+export { measureCoverage, type CoverageReport, type PolicyCoverage } from './authoring/test-coverage.js';

@@ -146,9 +146,9 @@ async function loadPackFile(file: string, errors: PolicyLoadError[], options: Lo
   (raw.tests ?? []).forEach((t, i) => {
     const r = v.safeParse(testSchema, t);
     if (!r.success) {
-      for (const issue of issuesOf(r.issues)) errors.push({ file, field: `tests[${i}]${issue.field ? '.' + issue.field : ''}`, message: issue.message });
+      for (const issue of issuesOf(r.issues, 'test')) errors.push({ file, field: `tests[${i}]${issue.field ? '.' + issue.field : ''}`, message: issue.message });
     } else {
-      const test = toInlineTest(r.output, undefined);
+      const test = toInlineTest(r.output, undefined, undefined, `${name} test ${i + 1}`);
       if (expectsAskOnResult(test)) errors.push({ file, field: `tests[${i}].expect.effect`, message: `${ASK_ON_RESULT} (this test's event is ${String(test.event.type)})` });
       tests.push(test);
     }
@@ -178,7 +178,7 @@ async function compilePolicy(
 
   const parsed = v.safeParse(policySchema, item);
   if (!parsed.success) {
-    for (const i of issuesOf(parsed.issues)) fail(i.field, i.message);
+    for (const i of issuesOf(parsed.issues, 'policy')) fail(i.field, i.message);
     return undefined;
   }
   const raw = parsed.output;
@@ -267,7 +267,7 @@ async function compilePolicy(
       fail(field, (err as Error).message);
     }
   });
-  const tests = (raw.tests ?? []).map((t) => toInlineTest(t, policyId, events[0]));
+  const tests = (raw.tests ?? []).map((t, i) => toInlineTest(t, policyId, events[0], `${policyId} test ${i + 1}`));
   tests.forEach((t, i) => {
     if (expectsAskOnResult(t)) fail(`tests[${i}].expect.effect`, `${ASK_ON_RESULT} (this test's event is ${String(t.event.type)})`);
   });
@@ -298,7 +298,8 @@ function expectsAskOnResult(t: InlineTest): boolean {
   return t.expect.effect === 'ask' && (t.event.type === 'afterToolCall' || t.event.type === 'onToolCallError');
 }
 
-function toInlineTest(t: RawTest, policyId: string | undefined, defaultType: PolicyEventName = 'beforeToolCall'): InlineTest {
+/** `fallbackName` names a test that has no `name` by its place. */
+function toInlineTest(t: RawTest, policyId: string | undefined, defaultType: PolicyEventName = 'beforeToolCall', fallbackName = 'test'): InlineTest {
   const event = { type: defaultType, ...t.event };
-  return { name: t.name, policyId, event, expect: { effect: t.expect.effect, reason: t.expect.reason, content: t.expect.content } };
+  return { name: t.name ?? fallbackName, policyId, event, expect: { effect: t.expect.effect, reason: t.expect.reason, content: t.expect.content } };
 }

@@ -17,7 +17,8 @@ export const redactSchema = v.strictObject({
 export const reasonSchema = v.union([v.string(), v.strictObject({ expr: nonEmpty })], 'must be text or { expr: <JSONata> }');
 
 export const testSchema = v.strictObject({
-  name: nonEmpty,
+  /** Optional: a test without one is named by its place (`<policy id> test 1`). */
+  name: v.optional(nonEmpty),
   /** The event: `type` (defaults to the policy's first event), identifier, apiName, args, result... */
   event: v.record(v.string(), v.unknown()),
   expect: v.strictObject({
@@ -61,7 +62,38 @@ export const packSchema = v.strictObject({
 
 export type RawPack = v.InferOutput<typeof packSchema>;
 
-/** Issues as `{ field, message }`, field as a dot path. */
-export function issuesOf(issues: readonly v.BaseIssue<unknown>[]): Array<{ field?: string; message: string }> {
-  return issues.map((issue) => ({ field: v.getDotPath(issue) ?? undefined, message: issue.message }));
+/** Which schema a list of issues came from (the unknown-field message names the fields it allows). */
+export type SchemaRoot = 'pack' | 'policy' | 'test';
+
+/**
+ * Issues as `{ field, message }`, field as a dot path. valibot's "Invalid key"
+ * messages are said plainly: a required field that is missing, a field the
+ * object does not have (with the fields it does have).
+ */
+export function issuesOf(issues: readonly v.BaseIssue<unknown>[], root: SchemaRoot = 'pack'): Array<{ field?: string; message: string }> {
+  return issues.map((issue) => ({ field: v.getDotPath(issue) ?? undefined, message: plainMessage(issue, root) }));
+}
+
+function plainMessage(issue: v.BaseIssue<unknown>, root: SchemaRoot): string {
+  if (issue.kind !== 'schema' || !issue.message.startsWith('Invalid key')) return issue.message;
+  if (issue.received === 'undefined') return 'required';
+  if (issue.expected !== 'never') return issue.message;
+  const keys = (issue.path ?? []).map((p) => p.key).filter((k): k is string => typeof k === 'string');
+  keys.pop();
+  const allowed = allowedKeys(root, keys);
+  return `unknown field${allowed ? ` (allowed: ${allowed.join(', ')})` : ''}`;
+}
+
+/** The fields of the object at `keys` (object keys only, list indexes dropped) below `root`. */
+function allowedKeys(root: SchemaRoot, keys: readonly string[]): string[] | undefined {
+  let at: SchemaRoot | 'expect' | 'defaults' | 'redact' = root;
+  for (const key of keys) {
+    if (at === 'pack' && key === 'defaults') at = 'defaults';
+    else if (at === 'policy' && key === 'tests') at = 'test';
+    else if (at === 'policy' && key === 'redact') at = 'redact';
+    else if (at === 'test' && key === 'expect') at = 'expect';
+    else return undefined;
+  }
+  const entries = { pack: packSchema.entries, policy: policySchema.entries, test: testSchema.entries, redact: redactSchema.entries, defaults: { mode: 0, events: 0 }, expect: { effect: 0, reason: 0, content: 0 } }[at];
+  return Object.keys(entries);
 }

@@ -1,5 +1,5 @@
 import RE2 from 're2';
-import type { CompiledPack, CompiledPolicy, PolicyEventName } from './policy-types.js';
+import type { ArgMatcher, CompiledPack, CompiledPolicy, PolicyEventName } from './policy-types.js';
 import { POLICY_EVENTS } from './policy-types.js';
 
 const CANDIDATE_CACHE_LIMIT = 4096;
@@ -98,6 +98,16 @@ export class PolicySet {
     this.cache.set(key, out);
     return out;
   }
+}
+
+/**
+ * Whether one `args` matcher accepts a call, exactly as `candidates` decides
+ * it (for `policy eval --explain` and `policy test --coverage`, which report
+ * each matcher on its own). `'*'` scans `args` and `extraStrings`.
+ */
+export function argMatcherAccepts(m: ArgMatcher, args: Record<string, unknown> | undefined, extraStrings: readonly string[] = []): boolean {
+  if (!isAnyPath(m.path)) return argMatches(args, m.path, m.re);
+  return scanStrings(extraStrings.length > 0 ? [args, extraStrings] : args, new RE2.Set([m.source])).size > 0;
 }
 
 function isAnyPath(path: readonly string[]): boolean {

@@ -5,6 +5,8 @@ import type { Kernel } from '../../kernel/kernel.js';
 import type { DecisionFilter } from '../../kernel/store.js';
 import { decisionsQuery, policyCheck, policyEval, policyTest, type CliResult } from '../../policies/index.js';
 import { policyPaths } from '../../config/policy-paths.js';
+import { readToolCatalog } from '../../policies/authoring/tool-catalog.js';
+import { pluginsForConfig } from '../catalog.js';
 
 type WithKernel = (body: (kernel: Kernel) => Promise<number>) => Promise<number>;
 
@@ -24,27 +26,40 @@ export function addPolicyCommands(program: Command, withKernel: WithKernel): voi
   const policy = program.command('policy').description('policy-as-code: check, test and try policy packs');
   policy
     .command('check')
-    .description('load every pack, compile every regex (re2) and JSONata expression; report all errors at once (exit 2)')
+    .description(
+      'load every pack, compile every regex (re2) and JSONata expression; report all errors at once (exit 2); ' +
+        'then warn about policies that cannot do what they say against the tool catalog of the configured plugins ' +
+        '(a match no tool has, an args key or when path not in the tool\'s input schema, a when that can never hold)',
+    )
     .argument('[paths...]', 'pack files or folders (default: policies.paths from the config)')
-    .action(async (paths: string[]) => {
-      program.setOptionValue('exitCode', print(await policyCheck(pathsOr(paths), settings())));
+    .option('--strict', 'warnings are errors (exit 2)')
+    .option('--json', 'print JSON: { ok, errors, warnings, packs, catalog }')
+    .action(async (paths: string[], opts) => {
+      const catalog = readToolCatalog(config(), pluginsForConfig(config()));
+      program.setOptionValue('exitCode', print(await policyCheck(pathsOr(paths), { ...settings(), catalog, strict: opts.strict === true, json: opts.json === true })));
     });
   policy
     .command('test')
     .description("run the packs' inline tests like `opa test`: pass/fail per test, a diff on failure, exit 1 if any fails")
     .argument('[paths...]', 'pack files or folders (default: policies.paths from the config)')
+    .option('--coverage', 'also report which policies, matchers and condition branches (and/or operands, ? : branches) the tests exercised')
     .option('--json', 'print JSON')
     .action(async (paths: string[], opts) => {
-      program.setOptionValue('exitCode', print(await policyTest(pathsOr(paths), { ...settings(), json: opts.json })));
+      program.setOptionValue('exitCode', print(await policyTest(pathsOr(paths), { ...settings(), json: opts.json, coverage: opts.coverage === true })));
     });
   policy
     .command('eval')
     .description('what the packs would decide for one event, and why')
-    .requiredOption('--event <file>', 'a JSON event: { event?, identifier, apiName, args, result?, userId?, agentId? }')
+    .requiredOption(
+      '--event <file>',
+      'a JSON event: { type, identifier, apiName, args?, result?, userId?, agentId?, canonical? }; type (or its other name event) is ' +
+        'beforeToolCall, afterToolCall or onToolCallError; result ({ content, success? }) is for the result events',
+    )
     .argument('[paths...]', 'pack files or folders (default: policies.paths from the config)')
+    .option('--explain', 'for every policy on the event: matcher hits, the when value at each branch, the verdict, and how they combined')
     .option('--json', 'print JSON')
     .action(async (paths: string[], opts) => {
-      program.setOptionValue('exitCode', print(await policyEval(pathsOr(paths), opts.event, { ...settings(), json: opts.json })));
+      program.setOptionValue('exitCode', print(await policyEval(pathsOr(paths), opts.event, { ...settings(), json: opts.json, explain: opts.explain === true })));
     });
 
   program

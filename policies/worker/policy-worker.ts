@@ -4,7 +4,9 @@ import { LRUCache } from 'lru-cache';
 import RE2 from 're2';
 import type { CodePolicyDefinition, CodePolicyVerdict, PolicyEventInput } from '../define-policy.js';
 import { ASK_ON_RESULT, POLICY_EFFECTS } from '../policy-types.js';
-import type { DescribeOutcome, EvaluateOutcome, EvaluateTask, JsonataLimits, WorkerTask } from './worker-protocol.js';
+import { BRANCH_RECORDER, branchPoints, jsonataTruthy } from '../authoring/condition-branches.js';
+import type { AstNode } from '../authoring/jsonata-ast.js';
+import type { DescribeOutcome, EvaluateOutcome, EvaluateTask, ExplainOutcome, ExplainTask, JsonataLimits, WorkerTask } from './worker-protocol.js';
 
 /**
  * The piscina worker: evaluates candidate policies. Everything a pack author
@@ -21,9 +23,10 @@ interface CompiledEntry {
 const cache = new LRUCache<string, CompiledEntry>({ max: 2000 });
 let describeCounter = 0;
 
-export default async function run(task: WorkerTask): Promise<EvaluateOutcome | DescribeOutcome | true> {
+export default async function run(task: WorkerTask): Promise<EvaluateOutcome | DescribeOutcome | ExplainOutcome | true> {
   if (task.kind === 'ping') return true;
   if (task.kind === 'describe') return describe(task.module);
+  if (task.kind === 'explain') return explain(task);
   try {
     return await evaluate(task);
   } catch (err) {
@@ -45,6 +48,24 @@ async function evaluate(task: EvaluateTask): Promise<EvaluateOutcome> {
     return { matched: true, reason: value };
   }
   return { matched: true };
+}
+
+/** Evaluates an instrumented copy of a `when` (compiled for this task only) and reports each branch point it passed. */
+async function explain(task: ExplainTask): Promise<ExplainOutcome> {
+  const branches: Array<[number, boolean]> = [];
+  try {
+    const expr = compileExpression(task.when, task.limits);
+    // ast() is the tree evaluate() walks: instrumenting it instruments this expression.
+    branchPoints(expr.ast() as unknown as AstNode, true);
+    const record = (id: number, value: unknown) => {
+      branches.push([id, jsonataTruthy(value)]);
+      return value;
+    };
+    const value: unknown = await expr.evaluate(task.input, { [BRANCH_RECORDER]: record });
+    return { value: value === undefined ? undefined : JSON.parse(JSON.stringify(value) ?? 'null'), branches };
+  } catch (err) {
+    return { error: errorText(err), branches };
+  }
 }
 
 async function evaluateModule(def: CodePolicyDefinition, input: Record<string, unknown>): Promise<EvaluateOutcome> {

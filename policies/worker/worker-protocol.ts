@@ -53,4 +53,23 @@ export interface PingTask {
   kind: 'ping';
 }
 
-export type WorkerTask = EvaluateTask | DescribeTask | PingTask;
+/**
+ * `policy eval --explain` and `policy test --coverage`: evaluate one `when`
+ * with every `and`/`or` operand and `? :` test recorded (see
+ * authoring/condition-branches.ts). Never cached, never used for a decision.
+ */
+export interface ExplainTask {
+  kind: 'explain';
+  when: string;
+  limits: JsonataLimits;
+  input: Record<string, unknown>;
+}
+
+/** The `when` value (JSON-safe: `undefined` is absent), or its error, and each branch point's outcomes in evaluation order. */
+export interface ExplainOutcome {
+  value?: unknown;
+  error?: string;
+  branches: Array<[id: number, truthy: boolean]>;
+}
+
+export type WorkerTask = EvaluateTask | DescribeTask | PingTask | ExplainTask;

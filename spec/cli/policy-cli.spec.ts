@@ -156,7 +156,7 @@ describe('hookgate policy and decisions commands', function () {
     beforeEach(() => write('packs/guard.yaml', GUARD));
 
     it('prints the decision, the reason and the deciding policy', async () => {
-      await write('event.json', JSON.stringify({ identifier: 'fs', apiName: 'writeFile', args: { path: 'secret.txt', content: 'x' } }));
+      await write('event.json', JSON.stringify({ type: 'beforeToolCall', identifier: 'fs', apiName: 'writeFile', args: { path: 'secret.txt', content: 'x' } }));
       const r = await hookgate(dir, ['policy', 'eval', '--event', 'event.json', 'packs']);
 
       assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -166,7 +166,7 @@ describe('hookgate policy and decisions commands', function () {
     });
 
     it('--json parses and says an unmatched call is allowed by default', async () => {
-      await write('event.json', JSON.stringify({ identifier: 'fs', apiName: 'writeFile', args: { path: 'notes.txt' } }));
+      await write('event.json', JSON.stringify({ type: 'beforeToolCall', identifier: 'fs', apiName: 'writeFile', args: { path: 'notes.txt' } }));
       const r = await hookgate(dir, ['policy', 'eval', '--json', '--event', 'event.json', 'packs']);
 
       assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -102,7 +102,7 @@ describe('policy CLI functions', () => {
 
   it('policy eval shows the decision and each candidate verdict', async () => {
     await writeFileIn(dir, 'good.yaml', GOOD);
-    const event = await writeFileIn(dir, 'event.json', JSON.stringify({ identifier: 'shell', apiName: 'exec', args: { command: 'rm -rf x' } }));
+    const event = await writeFileIn(dir, 'event.json', JSON.stringify({ type: 'beforeToolCall', identifier: 'shell', apiName: 'exec', args: { command: 'rm -rf x' } }));
     const r = await policyEval([dir + '/good.yaml'], event);
     assert.equal(r.exitCode, 0);
     assert.match(r.output, /^decision: deny\nreason: no rm\n {2}no-rm \[enforce\]: deny \(no rm\)/);
