@@ -5,6 +5,7 @@ import { errorMessage } from '../../kernel/errors.js';
 import { createLogger, SecretScrubber } from '../../kernel/logger.js';
 import type { Plugin, PluginContext } from '../../kernel/plugin.js';
 import { orderPlugins } from '../../kernel/plugin-graph.js';
+import { validatePluginSettings } from '../../kernel/plugin-settings.js';
 import { SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from '../../kernel/runtime/next-step.js';
 import type { Token } from '../../kernel/token.js';
 import { Config, Environment, Logger, Secrets, ToolSources } from '../../kernel/tokens.js';
@@ -62,10 +63,17 @@ export function readToolCatalog(config: HookgateConfig, plugins: readonly Plugin
   container.registerInstance(Secrets.key, new SecretScrubber());
   container.registerInstance(Environment.key, process.env);
   const has = (t: Token<unknown>) => container.isRegistered(t.key, true);
+  let settings = new Map<string, unknown>();
+  try {
+    settings = validatePluginSettings(plugins, config.plugins?.settings ?? {});
+  } catch (err) {
+    catalog.problems.push(errorMessage(err));
+  }
   const context = (plugin: Plugin): PluginContext => {
     const ctx: PluginContext = {
       container,
       pluginId: plugin.id,
+      settings: settings.get(plugin.id),
       resolve: <T>(t: Token<T>) => (t.multi ? (container.resolveAll(t.key)[0] as T) : (container.resolve(t.key) as T)),
       resolveAll: <T>(t: Token<T>) => (has(t) ? (container.resolveAll(t.key) as T[]) : []),
       has,

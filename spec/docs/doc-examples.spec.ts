@@ -37,7 +37,6 @@ import { copyWorkingTree, runShell, tail, writeHookgateCommand } from './repo-co
  * block passes, so the entry is removed rather than forgotten.
  */
 const KNOWN_BROKEN: Record<string, string> = {
-  'README.md#Policy-as-code#yaml': 'its inline test has no name (tests.0.name), which the pack schema requires (issue 10, policy authoring)',
 };
 
 const RUNNABLE = new Set(['sh', 'ts', 'yaml', 'json']);
