@@ -184,8 +184,10 @@ export function buildProgram(): Command {
         onPayload: (p) => process.stdout.write(`verified ${JSON.stringify(p)}\n`),
         onRefused: (why) => process.stdout.write(`refused: ${why}\n`),
       });
+      // Ctrl-C is handled before "listening" is printed, so a script that stops it on that line never races the handler.
+      const stopped = new Promise<void>((resolve) => process.once('SIGINT', () => server.close(() => resolve())));
       process.stdout.write(`listening on http://127.0.0.1:${(server.address() as { port: number }).port}/ (Ctrl-C to stop)\n`);
-      await new Promise<void>((resolve) => process.once('SIGINT', () => server.close(() => resolve())));
+      await stopped;
       program.setOptionValue('exitCode', EXIT.ok);
     });
 

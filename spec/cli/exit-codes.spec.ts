@@ -47,6 +47,24 @@ model:
 tools: [fs/*]
 approval: { tools: [fs/writeFile] }
 `,
+  'parent.yaml': `id: parent
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: agents, apiName: careful, args: { instruction: write the note } } ]
+    - text: the helper wrote it
+subagents: [careful.yaml]
+tools: [agents/*]
+`,
+  'parent-then-fails.yaml': `id: parent-then-fails
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: agents, apiName: careful, args: { instruction: write the note } } ]
+    - error: the parent broke after its helper
+subagents: [careful.yaml]
+tools: [agents/*]
+`,
   // The second turn waits, so a SIGKILL during it leaves the operation running (a crashed process).
   'slow.yaml': `id: slow
 model:
@@ -137,6 +155,17 @@ describe('hookgate exit codes: every command, text and --json', function () {
     return firstOperationId(r);
   }
 
+  /** Runs a parent whose sub-agent parks; the sub-agent's operation id. */
+  async function parkedChild(agent: string): Promise<string> {
+    const r = await hookgate(dir, ['run', agent, '--json']);
+    assert.equal(r.code, EXIT.parked, `${agent} parks: ${r.stderr}`);
+    const started = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; operationId: string; parentOperationId?: string });
+    const child = started.find((e) => e.type === 'operation_started' && e.parentOperationId !== undefined);
+    assert.ok(child, 'a sub-agent started');
+    assert.ok(started.some((e) => e.type === 'parked' && e.operationId === child.operationId), 'the sub-agent is the one parked');
+    return child.operationId;
+  }
+
   async function finished(agent: string): Promise<string> {
     const r = await hookgate(dir, ['run', agent, '--json']);
     return firstOperationId(r);
@@ -180,6 +209,8 @@ describe('hookgate exit codes: every command, text and --json', function () {
     // approve / reject / reject-continue
     { command: 'approve', situation: 'the run then finishes done', code: 0, modes: BOTH, args: async (m) => ['approve', await parked('careful.yaml'), ...json(m)] },
     { command: 'approve', situation: 'the run then ends in error', code: 1, modes: BOTH, args: async (m) => ['approve', await parked('careful-then-fails.yaml'), ...json(m)] },
+    { command: 'approve', situation: "a sub-agent's call: its parent then finishes done", code: 0, modes: BOTH, args: async (m) => ['approve', await parkedChild('parent.yaml'), ...json(m)] },
+    { command: 'approve', situation: "a sub-agent's call: its parent then ends in error", code: 1, modes: BOTH, args: async (m) => ['approve', await parkedChild('parent-then-fails.yaml'), ...json(m)] },
     { command: 'approve', situation: 'the run then parks again', code: 3, modes: BOTH, args: async (m) => ['approve', await parked('asks-twice.yaml'), ...json(m)] },
     { command: 'approve', situation: 'an operation that is not waiting', code: 2, modes: BOTH, args: async (m) => ['approve', await finished('done.yaml'), ...json(m)] },
     { command: 'approve', situation: 'an unknown operation', code: 2, modes: BOTH, args: async (m) => ['approve', 'op_nope', ...json(m)] },
