@@ -31,9 +31,17 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(
  * reads it.
  */
 export function isoTime(value: string): string {
-  const ms = ISO_TIME.test(value.trim()) ? Date.parse(value.trim()) : NaN;
+  const text = value.trim();
+  const ms = ISO_TIME.test(text) && isCalendarDate(text) ? Date.parse(text) : NaN;
   if (Number.isNaN(ms)) throw new InvalidArgumentError('expected an ISO 8601 time such as 2026-05-01 or 2026-05-01T12:00:00Z');
   return new Date(ms).toISOString();
+}
+
+/** Whether the date part names a real day: JavaScript rolls `2026-02-30` over into March instead of refusing it. */
+function isCalendarDate(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth;
 }
 
 /** An option that takes one of `choices`; commander's error names them all. */

@@ -56,8 +56,8 @@ export function addPolicyCommands(program: Command, withKernel: WithKernel): voi
     .option('--operation <id>', 'one operation: its id or a unique prefix of it')
     .option('--policy <id>', 'decisions a policy took part in')
     .addOption(choiceOption('--effect <effect>', 'only decisions with this outcome', ['allow', 'deny', 'ask', 'redact']))
-    .option('--since <time>', 'ISO 8601 time, inclusive (2026-05-01, 2026-05-01T12:00:00Z)', isoTime)
-    .option('--until <time>', 'ISO 8601 time, inclusive', isoTime)
+    .option('--since <time>', 'ISO 8601 time, inclusive (2026-05-01T12:00:00Z; a date alone is its midnight UTC)', isoTime)
+    .option('--until <time>', 'ISO 8601 time, inclusive (a date alone is its midnight UTC)', isoTime)
     .option('--limit <n>', 'at most this many (1 to 10,000)', wholeNumber(1, 10_000), 50)
     .option('--json', 'print JSON')
     .action(async (opts) => {

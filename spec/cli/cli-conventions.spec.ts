@@ -177,6 +177,7 @@ describe('hookgate CLI conventions', function () {
       { args: ['decisions', '--effect', 'block'], error: "error: option '--effect <effect>' argument 'block' is invalid. Allowed choices are allow, deny, ask, redact." },
       { args: ['decisions', '--since', 'yesterday'], error: "error: option '--since <time>' argument 'yesterday' is invalid. expected an ISO 8601 time such as 2026-05-01 or 2026-05-01T12:00:00Z" },
       { args: ['decisions', '--until', '2026-13-45'], error: "error: option '--until <time>' argument '2026-13-45' is invalid. expected an ISO 8601 time such as 2026-05-01 or 2026-05-01T12:00:00Z" },
+      { args: ['decisions', '--since', '2026-02-30'], error: "error: option '--since <time>' argument '2026-02-30' is invalid. expected an ISO 8601 time such as 2026-05-01 or 2026-05-01T12:00:00Z" },
       { args: ['webhook', 'verify', '--port', 'x'], error: "error: option '--port <port>' argument 'x' is invalid. expected a whole number from 0 to 65,535" },
       { args: ['webhook', 'verify', '--port', '70000'], error: "error: option '--port <port>' argument '70000' is invalid. expected a whole number from 0 to 65,535" },
       { args: ['webhook', 'verify', '--decision', 'maybe'], error: "error: option '--decision <decision>' argument 'maybe' is invalid. Allowed choices are allow, deny, none." },
