@@ -54,7 +54,7 @@ export class Kernel {
     this.options = options;
     this.config = options.config;
     this.secrets = options.scrubber ?? new SecretScrubber();
-    this.logger = options.logger ?? createLogger({ level: options.config.log.level, scrubber: this.secrets });
+    this.logger = options.logger ?? createLogger({ level: options.config.log.level, format: options.config.log.format, scrubber: this.secrets });
     this.host = new PluginHost(CORE_TOKENS, options.config.plugins?.settings ?? {});
     this.host.bindCore(Config, this.config);
     this.host.bindCore(Logger, this.logger);

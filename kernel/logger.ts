@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { nowIso } from './clock.js';
 /**
  * Structured logging. Every line passes through the secret scrubber first, so a
@@ -95,27 +96,67 @@ function base64Core(raw: Buffer, offset: number): string {
   return encoded.slice([0, 2, 3][offset]);
 }
 
+/** Where a log line goes: `line` is the text to write (JSON or pretty), `record` the scrubbed record it shows. */
 export type LogSink = (line: string, record: LogRecord) => void;
 
-/** A JSON-lines logger at `level` (default warn) writing to `sink` (default stderr), scrubbing `scrubber`'s secrets. */
-export function createLogger(options: { level?: LogLevel; sink?: LogSink; scrubber?: SecretScrubber; bindings?: Record<string, unknown> } = {}): Logger {
+/** `json`: one JSON object a line (the default). `pretty`: pino-pretty's human-readable lines. */
+export type LogFormat = 'json' | 'pretty';
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  format?: LogFormat;
+  /** Colours in `pretty` lines; default: when stderr is a terminal. */
+  colorize?: boolean;
+  sink?: LogSink;
+  scrubber?: SecretScrubber;
+  bindings?: Record<string, unknown>;
+}
+
+/**
+ * A logger. Every record is serialized to JSON and scrubbed of registered
+ * secrets before anything else sees it: the `pretty` format is rendered from
+ * the scrubbed record, and the sink gets only scrubbed text. Synchronous;
+ * the default sink writes to stderr.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const sink: LogSink = options.sink ?? ((line) => process.stderr.write(line + '\n'));
   const scrubber = options.scrubber ?? new SecretScrubber();
-  const bindings = options.bindings ?? {};
+  const render = options.format === 'pretty' ? prettyRenderer(options.colorize ?? Boolean(process.stderr.isTTY)) : undefined;
+  return buildLogger(level, sink, scrubber, render, options.bindings ?? {});
+}
+
+type Render = (record: LogRecord) => string;
+
+function buildLogger(level: LogLevel, sink: LogSink, scrubber: SecretScrubber, render: Render | undefined, bindings: Record<string, unknown>): Logger {
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
     const record: LogRecord = { level: lvl, time: nowIso(), msg, ...bindings, ...serializeFields(fields) };
-    const line = scrubber.scrub(JSON.stringify(record));
-    sink(line, JSON.parse(line) as LogRecord);
+    const json = scrubber.scrub(JSON.stringify(record));
+    const scrubbed = JSON.parse(json) as LogRecord;
+    sink(render ? render(scrubbed) : json, scrubbed);
   };
   return {
     debug: (m, f) => write('debug', m, f),
     info: (m, f) => write('info', m, f),
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
-    child: (b) => createLogger({ level, sink, scrubber, bindings: { ...bindings, ...b } }),
+    child: (b) => buildLogger(level, sink, scrubber, render, { ...bindings, ...b }),
   };
+}
+
+/** pino's numeric levels, which pino-pretty labels and colours. */
+const PINO_LEVEL: Record<LogRecord['level'], number> = { debug: 20, info: 30, warn: 40, error: 50 };
+
+/**
+ * pino-pretty's formatter over our records (`[12:00:00.000] ERROR: msg` and
+ * one indented line per field). Loaded only when the pretty format is asked
+ * for, so JSON logging never pays for it.
+ */
+function prettyRenderer(colorize: boolean): Render {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  const pretty = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: false });
+  return (record) => pretty({ ...record, level: PINO_LEVEL[record.level], time: Date.parse(record.time) }).replace(/\n$/, '');
 }
 
 function serializeFields(fields?: Record<string, unknown>): Record<string, unknown> {

@@ -168,6 +168,14 @@ export interface Store {
   /** Creates the operation, its first messages and its persisted hooks in one transaction. */
   createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord>;
   getOperation(id: string): Promise<OperationRecord | undefined>;
+  /**
+   * Ids of the operations whose id starts with `prefix` (compared exactly:
+   * case-sensitive, `%` and `_` are ordinary characters), in ascending id
+   * order, at most `limit` of them. An empty prefix matches every id. What
+   * `hookgate show 01a2…` resolves a typed id prefix with, like git; a store
+   * answers it from an index on the id, never by reading every operation.
+   */
+  findOperationIds(prefix: string, limit: number): Promise<string[]>;
   listOperations(filter?: OperationFilter): Promise<OperationRecord[]>;
   /** Applies one step's writes atomically. Throws STORE_NOT_FOUND for an unknown operation. */
   commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]>;

@@ -7,6 +7,9 @@ import { decisionsQuery, policyCheck, policyEval, policyTest, type CliResult } f
 import { policyPaths } from '../../config/policy-paths.js';
 import { readToolCatalog } from '../../policies/authoring/tool-catalog.js';
 import { pluginsForConfig } from '../catalog.js';
+import { resolveOperationId } from './id-prefix.js';
+import { choiceOption, isoTime, wholeNumber } from './option-values.js';
+import { storeName } from './store-name.js';
 
 type WithKernel = (body: (kernel: Kernel) => Promise<number>) => Promise<number>;
 
@@ -65,22 +68,27 @@ export function addPolicyCommands(program: Command, withKernel: WithKernel): voi
   program
     .command('decisions')
     .description('query the policy decision log, newest first')
-    .option('--operation <id>', 'one operation')
+    .option('--operation <id>', 'one operation: its id or a unique prefix of it')
     .option('--policy <id>', 'decisions a policy took part in')
-    .option('--effect <effect>', 'allow | deny | ask | redact')
-    .option('--since <time>', 'ISO time, inclusive')
-    .option('--until <time>', 'ISO time, inclusive')
-    .option('--limit <n>', 'at most this many', '50')
+    .addOption(choiceOption('--effect <effect>', 'only decisions with this outcome', ['allow', 'deny', 'ask', 'redact']))
+    .option('--since <time>', 'ISO 8601 time, inclusive (2026-05-01T12:00:00Z; a date alone is its midnight UTC)', isoTime)
+    .option('--until <time>', 'ISO 8601 time, inclusive (a date alone is its midnight UTC)', isoTime)
+    .option('--limit <n>', 'at most this many (1 to 10,000)', wholeNumber(1, 10_000), 50)
     .option('--json', 'print JSON')
     .action(async (opts) => {
       const filter: DecisionFilter = {
-        ...(opts.operation ? { operationId: opts.operation } : {}),
         ...(opts.policy ? { policyId: opts.policy } : {}),
         ...(opts.effect ? { decision: opts.effect } : {}),
         ...(opts.since ? { since: opts.since } : {}),
         ...(opts.until ? { until: opts.until } : {}),
-        limit: Number(opts.limit),
+        limit: opts.limit,
       };
-      program.setOptionValue('exitCode', await withKernel(async (k) => print(await decisionsQuery(k.store, filter, { json: opts.json }))));
+      program.setOptionValue(
+        'exitCode',
+        await withKernel(async (k) => {
+          if (opts.operation !== undefined) filter.operationId = await resolveOperationId(k.store, opts.operation, storeName(k.config));
+          return print(await decisionsQuery(k.store, filter, { json: opts.json }));
+        }),
+      );
     });
 }

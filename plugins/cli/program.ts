@@ -1,85 +1,96 @@
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { createKernel } from '../../index.js';
-import { loadConfig } from '../../config/load-config.js';
-import type { Kernel } from '../../kernel/kernel.js';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { errorMessage, isHookgateError } from '../../kernel/errors.js';
-import { EXIT, exitCodeFor } from './exit-codes.js';
+import { CliSession } from './cli-session.js';
+import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion.js';
+import { EXIT, EXIT_CODE_TABLE, exitCodeFor } from './exit-codes.js';
+import { resolveOperation } from './id-prefix.js';
+import { choiceList, choiceOption, portNumber, wholeNumber } from './option-values.js';
+import { packageVersion } from './package-version.js';
 import { decideCommand, runCommand } from './run-command.js';
 import { abortCommand, RESUME_QUIET_MS, resumeCommand } from './recovery-commands.js';
+import { storeName } from './store-name.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
 
-interface GlobalOptions {
-  config?: string;
-}
+/** What `operations --status` accepts: every operation status. */
+const OPERATION_STATUSES = ['running', 'waiting_approval', 'waiting_tool', 'done', 'error', 'interrupted'] as const;
+/** Largest `--limit` of a listing. */
+export const MAX_LIST_LIMIT = 10_000;
 
-/** Starts a kernel from the global options, runs `body`, always stops the kernel. */
-async function withKernel(program: Command, body: (kernel: Kernel) => Promise<number>): Promise<number> {
-  const { config } = program.opts<GlobalOptions>();
-  const kernel = createKernel({ config: loadConfig({ file: config }) });
-  try {
-    await kernel.start();
-    return await body(kernel);
-  } finally {
-    await kernel.stop();
-  }
+/** What `--reason` does on each decision command (approve takes none: an approval needs no reason). */
+const REASON_HELP = {
+  reject:
+    'why you stop it: the rejected call(s) get the result "The user rejected this tool call: <text>", and afterHumanIntervention / onStopByHumanIntervention hooks get it as rejectionReason',
+  'reject-continue':
+    'why: the model reads "The user rejected this tool call: <text>" as the call\'s result and goes on; afterHumanIntervention hooks get it as rejectionReason',
+} as const;
+
+/** The exit-code table, as `--help` prints it. */
+function exitCodeHelp(): string {
+  return `\nExit codes (every command, text and --json alike):\n${EXIT_CODE_TABLE.map((e) => `  ${e.code}  ${e.meaning}`).join('\n')}\n`;
 }
 
 /** The `hookgate` command line. Returns the exit code instead of exiting, so specs can drive it. */
 export function buildProgram(): Command {
   const program = new Command('hookgate')
     .description('hookgate: an agent runtime with lifecycle hooks, webhook controls and policy-as-code')
+    .version(packageVersion(), '-V, --version', 'print the hookgate version')
     .option('-c, --config <file>', 'config file (default: ./hookgate.config.yaml, else embedded defaults)')
+    .addOption(new Option('-q, --quiet', 'log errors only (log level error, whatever log.level says)').conflicts('verbose'))
+    .addOption(new Option('-v, --verbose', 'log everything (log level debug: model requests, migrations...)'))
+    .addHelpText('after', exitCodeHelp())
     .showHelpAfterError()
     .exitOverride();
+  const session = new CliSession(program);
+  const exitWith = (code: number) => program.setOptionValue('exitCode', code);
 
   program
     .command('run')
-    .description('run an agent file and print its timeline of steps and tool calls as they happen')
+    .description('run an agent file and print its timeline of steps, streamed text and tool calls as they happen')
     .argument('<agent>', 'agent file (YAML)')
     .argument('[prompt]', 'what to ask the agent (default: the agent description)')
     .option('--json', 'print NDJSON events instead of the timeline')
     .option('--user <id>', 'the user the run acts for (hook payloads carry it and their email)')
     .option('--hooks <module>', 'a JS module exporting a list of hooks (handlers and webhooks)')
     .option('--auto-approve', 'approve every approval request without asking')
-    .option('--decide <list>', 'answers for successive approval requests, comma-separated: approve, reject, continue', parseDecisions)
+    .option('--decide <list>', 'answers for successive approval requests, comma-separated: approve, reject, continue', choiceList(['approve', 'reject', 'continue']))
     .action(async (agent: string, prompt: string | undefined, opts) => {
       const run = { json: opts.json, user: opts.user, hooks: opts.hooks, autoApprove: opts.autoApprove, decide: opts.decide };
-      program.setOptionValue('exitCode', await withKernel(program, (k) => runCommand(k, agent, prompt, run)));
+      exitWith(await session.withKernel((k) => runCommand(session, k, agent, prompt, run)));
     });
 
   for (const action of ['approve', 'reject', 'reject-continue'] as const) {
     const what = { approve: 'approve the pending tool call(s) and resume', reject: 'reject and stop the operation', 'reject-continue': 'reject the pending tool call(s); the model sees the reason and goes on' }[action];
-    program
+    const command = program
       .command(action)
       .description(`${what} (works after a restart: the pending state is in the store)`)
-      .argument('<operationId>', 'the parked operation')
-      .option('--tool-call <id>', 'only this tool call')
-      .option('--reason <text>', 'rejection reason shown to the model')
-      .option('--json', 'print NDJSON events')
-      .action(async (operationId: string, opts) => {
-        program.setOptionValue('exitCode', await withKernel(program, (k) => decideCommand(k, action, operationId, opts)));
-      });
+      .argument('<operationId>', 'the parked operation: its id or a unique prefix of it')
+      .option('--tool-call <id>', 'only this pending tool call (its id, as the timeline shows it, or a unique prefix); default: all of them')
+      .option('--json', 'print NDJSON events');
+    if (action !== 'approve') command.option('--reason <text>', REASON_HELP[action]);
+    command.action(async (operationId: string, opts) => {
+      exitWith(await session.withKernel((k) => decideCommand(session, k, action, operationId, opts)));
+    });
   }
 
   program
     .command('resume')
     .description('continue an operation a crashed or killed process left running, from its last committed step')
-    .argument('<operationId>', 'the running operation')
+    .argument('<operationId>', 'the running operation: its id or a unique prefix of it')
     .option('--force', `resume even if it was updated in the last ${RESUME_QUIET_MS / 1000} s (only when you know its process is gone)`)
     .option('--json', 'print NDJSON events')
     .action(async (operationId: string, opts) => {
-      program.setOptionValue('exitCode', await withKernel(program, (k) => resumeCommand(k, operationId, opts)));
+      exitWith(await session.withKernel((k) => resumeCommand(session, k, operationId, opts)));
     });
 
   program
     .command('abort')
     .description('end a running or parked operation as interrupted (also one a crashed process left running)')
-    .argument('<operationId>', 'the operation')
+    .argument('<operationId>', 'the operation: its id or a unique prefix of it')
     .option('--json', 'print NDJSON events')
     .action(async (operationId: string, opts) => {
-      program.setOptionValue('exitCode', await withKernel(program, (k) => abortCommand(k, operationId, opts)));
+      exitWith(await session.withKernel((k) => abortCommand(session, k, operationId, opts)));
     });
 
   program
@@ -89,7 +100,7 @@ export function buildProgram(): Command {
     .action(async (opts) => {
       program.setOptionValue(
         'exitCode',
-        await withKernel(program, async (k) => {
+        await session.withKernel(async (k) => {
           const list = k.plugins();
           if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
           else for (const p of list) process.stdout.write(`${p.id.padEnd(18)} ${p.state.padEnd(9)} ${p.description ?? ''}${p.error ? `  error: ${p.error}` : ''}\n`);
@@ -101,13 +112,14 @@ export function buildProgram(): Command {
   program
     .command('operations')
     .description('list stored operations, newest first')
-    .option('--status <status>', 'running | waiting_approval | done | error | interrupted')
+    .addOption(choiceOption('--status <status>', 'only operations with this status', OPERATION_STATUSES))
+    .option('--limit <n>', `at most this many (1 to ${MAX_LIST_LIMIT.toLocaleString('en-US')})`, wholeNumber(1, MAX_LIST_LIMIT), 50)
     .option('--json', 'print JSON')
     .action(async (opts) => {
       program.setOptionValue(
         'exitCode',
-        await withKernel(program, async (k) => {
-          const ops = await k.listOperations({ status: opts.status, limit: 50 });
+        await session.withKernel(async (k) => {
+          const ops = await k.listOperations({ status: opts.status, limit: opts.limit });
           if (opts.json) process.stdout.write(JSON.stringify(ops.map(({ agent: _a, ...rest }) => rest), null, 2) + '\n');
           else for (const o of ops) process.stdout.write(`${o.id}  ${o.agentId.padEnd(16)} ${o.status.padEnd(16)} ${o.reason ?? ''}  ${o.updatedAt}\n`);
           return EXIT.ok;
@@ -118,17 +130,14 @@ export function buildProgram(): Command {
   program
     .command('show')
     .description('print a stored operation: its steps and messages')
-    .argument('<operationId>')
+    .argument('<operationId>', 'its id or a unique prefix of it')
     .option('--json', 'print JSON')
-    .action(async (operationId: string, opts) => {
+    .action(async (typedId: string, opts) => {
       program.setOptionValue(
         'exitCode',
-        await withKernel(program, async (k) => {
-          const op = await k.getOperation(operationId);
-          if (!op) {
-            process.stderr.write(`error: no operation has id ${operationId}\n`);
-            return EXIT.usage;
-          }
+        await session.withKernel(async (k) => {
+          const op = await resolveOperation(k.store, typedId, storeName(k.config));
+          const operationId = op.id;
           const [steps, messages] = await Promise.all([k.listSteps(operationId), k.listMessages(operationId, { includeCompacted: true })]);
           if (opts.json) {
             const { agent: _a, ...rest } = op;
@@ -143,7 +152,7 @@ export function buildProgram(): Command {
       );
     });
 
-  addPolicyCommands(program, (body) => withKernel(program, body));
+  addPolicyCommands(program, (body) => session.withKernel(body));
 
   const webhook = program.command('webhook').description('tools for webhook receivers');
   webhook
@@ -156,10 +165,10 @@ export function buildProgram(): Command {
   webhook
     .command('verify')
     .description('run an example receiver that verifies signed hookgate webhooks and answers a fixed decision')
-    .option('--port <port>', 'port on 127.0.0.1', '8787')
+    .option('--port <port>', 'port on 127.0.0.1 (0: any free port)', portNumber, 8787)
     .option('--secret-env <name>', 'env var holding the whsec_ secret', 'WEBHOOK_SIGNING_SECRET')
-    .option('--decision <decision>', 'allow | deny | none (notification answer)', 'allow')
-    .option('--reason <text>', 'deny reason')
+    .addOption(choiceOption('--decision <decision>', 'what control hooks get back (none: a notification answer)', ['allow', 'deny', 'none']).default('allow'))
+    .option('--reason <text>', 'the reason sent with --decision deny')
     .action(async (opts) => {
       const secret = process.env[opts.secretEnv];
       if (!secret) {
@@ -167,28 +176,31 @@ export function buildProgram(): Command {
         program.setOptionValue('exitCode', EXIT.usage);
         return;
       }
-      if (!['allow', 'deny', 'none'].includes(opts.decision)) throw new InvalidArgumentError('--decision must be allow, deny or none');
       const server = await serveWebhookReceiver({
-        port: Number(opts.port),
+        port: opts.port,
         secret,
         decision: opts.decision,
         reason: opts.reason,
         onPayload: (p) => process.stdout.write(`verified ${JSON.stringify(p)}\n`),
         onRefused: (why) => process.stdout.write(`refused: ${why}\n`),
       });
+      // Ctrl-C is handled before "listening" is printed, so a script that stops it on that line never races the handler.
+      const stopped = new Promise<void>((resolve) => process.once('SIGINT', () => server.close(() => resolve())));
       process.stdout.write(`listening on http://127.0.0.1:${(server.address() as { port: number }).port}/ (Ctrl-C to stop)\n`);
-      await new Promise<void>((resolve) => process.once('SIGINT', () => server.close(() => resolve())));
+      await stopped;
       program.setOptionValue('exitCode', EXIT.ok);
     });
 
-  return program;
-}
+  program
+    .command('completion')
+    .description('print a shell completion script: source <(hookgate completion bash); zsh and fish alike')
+    .addArgument(new Argument('<shell>', 'the shell').choices(COMPLETION_SHELLS))
+    .action((shell: CompletionShell) => {
+      process.stdout.write(completionScript(program, shell));
+      exitWith(EXIT.ok);
+    });
 
-function parseDecisions(value: string): string[] {
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
-  const bad = list.find((d) => !['approve', 'reject', 'continue'].includes(d));
-  if (bad) throw new InvalidArgumentError(`"${bad}" is not a decision; use approve, reject or continue`);
-  return list;
+  return program;
 }
 
 /** Runs the CLI with argv; resolves the exit code. Errors are printed without stack traces. */

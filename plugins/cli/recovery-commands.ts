@@ -1,8 +1,11 @@
 import { HookgateError } from '../../kernel/errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { TERMINAL_STATUSES } from '../../kernel/store.js';
-import { EXIT } from './exit-codes.js';
-import { TimelinePrinter } from './timeline-printer.js';
+import type { CliSession } from './cli-session.js';
+import { EXIT, exitCodeForOutcome } from './exit-codes.js';
+import { resolveOperation } from './id-prefix.js';
+import { outcomeOfTree } from './operation-tree.js';
+import { storeName } from './store-name.js';
 
 /**
  * How long an operation must have been quiet before `resume` believes the
@@ -17,11 +20,12 @@ export const RESUME_QUIET_MS = 30_000;
  * process left `running`, from its last committed step (a step that was in
  * flight runs again). Refuses parked or finished operations with a message
  * that says what to do instead, and a recently updated one unless `force`.
- * Prints the timeline and waits until the run is parked or finished; exit
- * codes as `approve`.
+ * Prints the timeline and waits until the run is parked (exit 3) or finished;
+ * exit codes as `run`. `typedId` is an id or a unique prefix of one.
  */
-export async function resumeCommand(kernel: Kernel, operationId: string, options: { json?: boolean; force?: boolean; now?: number }): Promise<number> {
-  const record = await requireOperation(kernel, operationId);
+export async function resumeCommand(session: CliSession, kernel: Kernel, typedId: string, options: { json?: boolean; force?: boolean; now?: number }): Promise<number> {
+  const record = await resolveOperation(kernel.store, typedId, storeName(kernel.config));
+  const operationId = record.id;
   if (record.status === 'waiting_approval') {
     throw new HookgateError('OPERATION_NOT_RUNNING', `operation ${operationId} is waiting for approval; decide it with: hookgate approve ${operationId} (or reject / reject-continue)`, { details: { operationId } });
   }
@@ -37,46 +41,34 @@ export async function resumeCommand(kernel: Kernel, operationId: string, options
       { details: { operationId } },
     );
   }
-  return follow(kernel, operationId, options.json, async () => {
-    const handle = await kernel.resume(operationId);
-    return handle.settled();
-  });
+  const close = session.showTimeline(kernel, options.json);
+  try {
+    await kernel.resume(operationId);
+    return await outcomeOfTree(kernel, record, options.json, false);
+  } finally {
+    close();
+  }
 }
 
 /**
  * `hookgate abort <op>`: ends a running (also a crashed process's) or parked
  * operation as `interrupted`, with onComplete. An operation that already
- * finished is left as it is (exit 0, it says so).
+ * finished is left as it is (exit 0, it says so). `typedId` is an id or a
+ * unique prefix of one.
  */
-export async function abortCommand(kernel: Kernel, operationId: string, options: { json?: boolean }): Promise<number> {
-  const record = await requireOperation(kernel, operationId);
+export async function abortCommand(session: CliSession, kernel: Kernel, typedId: string, options: { json?: boolean }): Promise<number> {
+  const record = await resolveOperation(kernel.store, typedId, storeName(kernel.config));
+  const operationId = record.id;
   if (TERMINAL_STATUSES.has(record.status)) {
     if (options.json) process.stdout.write(JSON.stringify({ type: 'already_finished', operationId, status: record.status }) + '\n');
     else process.stdout.write(`operation ${operationId} already finished (${record.status}); nothing to abort\n`);
     return EXIT.ok;
   }
-  return follow(kernel, operationId, options.json, async () => {
-    await kernel.abort(operationId);
-    return kernel.waitForOperation(operationId, 'terminal');
-  });
-}
-
-async function requireOperation(kernel: Kernel, operationId: string) {
-  const record = await kernel.getOperation(operationId);
-  if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
-  return record;
-}
-
-/** Prints the operation's events while `act` runs; the exit code from the record it resolves. */
-async function follow(kernel: Kernel, operationId: string, json: boolean | undefined, act: () => Promise<{ status: string; reason?: string }>): Promise<number> {
-  const printer = json ? undefined : new TimelinePrinter(process.stdout);
-  const off = kernel.events.on((event) => (json ? process.stdout.write(JSON.stringify(event) + '\n') : printer!.handle(event)));
+  const close = session.showTimeline(kernel, options.json);
   try {
-    const record = await act();
-    if (record.status === 'waiting_approval' && !json) process.stdout.write(`operation ${operationId} is waiting for approval: hookgate approve ${operationId}\n`);
-    return record.reason === 'done' || record.status === 'waiting_approval' || record.reason === 'interrupted' ? EXIT.ok : EXIT.failed;
+    await kernel.abort(operationId);
+    return exitCodeForOutcome(await kernel.waitForOperation(operationId, 'terminal'), { askedToStop: true });
   } finally {
-    off();
-    printer?.close();
+    close();
   }
 }

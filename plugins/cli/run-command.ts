@@ -2,10 +2,13 @@ import readline from 'node:readline/promises';
 import { loadAgentFile } from '../../config/agent-file.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { AgentHook } from '../../kernel/hooks/hook-types.js';
-import { TERMINAL_STATUSES, type OperationRecord } from '../../kernel/store.js';
+import type { OperationRecord } from '../../kernel/store.js';
 import { HookgateError } from '../../kernel/errors.js';
-import { EXIT } from './exit-codes.js';
-import { TimelinePrinter } from './timeline-printer.js';
+import type { CliSession } from './cli-session.js';
+import { EXIT, exitCodeForOutcome } from './exit-codes.js';
+import { resolveOperation, resolvePendingToolCallId } from './id-prefix.js';
+import { outcomeOfTree, reportParked, settleTree } from './operation-tree.js';
+import { storeName } from './store-name.js';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 
@@ -22,16 +25,12 @@ export interface RunOptions {
 /**
  * `hookgate run <agent.yaml> [prompt]`: runs the agent and prints its timeline
  * (or NDJSON events with --json). Asks for approval on a terminal; otherwise
- * leaves the operation parked and says how to resume it.
+ * leaves the operation parked, says how to decide it, and exits 3.
  */
-export async function runCommand(kernel: Kernel, agentFile: string, prompt: string | undefined, options: RunOptions): Promise<number> {
+export async function runCommand(session: CliSession, kernel: Kernel, agentFile: string, prompt: string | undefined, options: RunOptions): Promise<number> {
   const agent = loadAgentFile(agentFile, kernel.agents);
   const hooks = options.hooks ? await loadHooksModule(options.hooks) : [];
-  const printer = options.json ? undefined : new TimelinePrinter(process.stdout);
-  const off = kernel.events.on((event) => {
-    if (options.json) process.stdout.write(JSON.stringify(event) + '\n');
-    else printer!.handle(event);
-  });
+  const close = session.showTimeline(kernel, options.json);
   try {
     const handle = await kernel.execAgent({ agentId: agent.id, prompt: prompt ?? defaultPrompt(agent.description), hooks, userId: options.user });
     let stoppedByHuman = false;
@@ -40,10 +39,8 @@ export async function runCommand(kernel: Kernel, agentFile: string, prompt: stri
       if (waiting.status !== 'waiting_approval') break;
       const decision = await askApproval(waiting, options);
       if (decision === 'park') {
-        const msg = `operation ${waiting.id} is waiting for approval; resume it with: hookgate approve ${waiting.id}  (or reject / reject-continue)`;
-        if (options.json) process.stdout.write(JSON.stringify({ type: 'parked', operationId: waiting.id }) + '\n');
-        else process.stdout.write(msg + '\n');
-        return EXIT.ok;
+        reportParked(waiting.id, options.json);
+        return EXIT.parked;
       }
       if (decision === 'approve') await kernel.approve(waiting.id);
       else if (decision === 'reject') {
@@ -53,48 +50,38 @@ export async function runCommand(kernel: Kernel, agentFile: string, prompt: stri
     }
     const record = await kernel.waitForOperation(handle.operationId, 'terminal');
     // A run a human chose to stop did what was asked; max_steps and cost_limit did not finish the job.
-    return record.reason === 'done' || (stoppedByHuman && record.reason === 'interrupted') ? EXIT.ok : EXIT.failed;
+    return exitCodeForOutcome(record, { askedToStop: stoppedByHuman });
   } finally {
-    off();
-    printer?.close();
+    close();
   }
 }
-
-/** `hookgate approve|reject|reject-continue <operationId>`: resumes a parked operation, also after a restart. */
-export async function decideCommand(kernel: Kernel, action: 'approve' | 'reject' | 'reject-continue', operationId: string, options: RunOptions & { toolCall?: string; reason?: string }): Promise<number> {
-  const printer = options.json ? undefined : new TimelinePrinter(process.stdout);
-  const off = kernel.events.on((event) => (options.json ? process.stdout.write(JSON.stringify(event) + '\n') : printer!.handle(event)));
-  try {
-    const args = { ...(options.toolCall ? { toolCallId: options.toolCall } : {}), ...(options.reason ? { reason: options.reason } : {}) };
-    const handle = action === 'approve' ? await kernel.approve(operationId, args) : action === 'reject' ? await kernel.reject(operationId, args) : await kernel.rejectAndContinue(operationId, args);
-    const record = await handle.settled();
-    if (record.status === 'waiting_approval' && !options.json) process.stdout.write(`operation ${operationId} is waiting for approval again\n`);
-    return record.reason === 'done' || record.status === 'waiting_approval' || (action === 'reject' && record.reason === 'interrupted') ? EXIT.ok : EXIT.failed;
-  } finally {
-    off();
-    printer?.close();
-  }
-}
-
-const TERMINAL = TERMINAL_STATUSES;
 
 /**
- * Waits until the run needs a human or is over: resolves the root when it is
- * terminal, or whichever operation of its tree (sub-agents included) waits
- * for approval. A parent waiting for its sub-agents is not settled for us.
+ * `hookgate approve|reject|reject-continue <op>`: decides a parked operation
+ * (also after a restart: the pending state is in the store) and follows its
+ * run, sub-agents and their parents included, until it is over or waits for
+ * a human again. `<op>` and `--tool-call` take an id or a unique prefix of one.
+ * Exit codes as `run` (a `reject` that stopped the run is 0).
  */
-async function settleTree(kernel: Kernel, operationId: string): Promise<OperationRecord> {
-  for (;;) {
-    const record = await kernel.waitForOperation(operationId, 'settled');
-    if (record.status !== 'waiting_tool') return record;
-    const children = (await kernel.listOperations({ parentOperationId: operationId })).filter((c) => !TERMINAL.has(c.status));
-    if (children.length === 0) {
-      // The last child finished and its answer is being published: the parent resumes in a moment.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      continue;
-    }
-    const first = await Promise.race(children.map((c) => settleTree(kernel, c.id)));
-    if (first.status === 'waiting_approval') return first;
+export async function decideCommand(
+  session: CliSession,
+  kernel: Kernel,
+  action: 'approve' | 'reject' | 'reject-continue',
+  typedId: string,
+  options: { json?: boolean; toolCall?: string; reason?: string },
+): Promise<number> {
+  const record = await resolveOperation(kernel.store, typedId, storeName(kernel.config));
+  // An operation not waiting is refused by the runtime with what to do instead; only a waiting one has calls to match.
+  const toolCallId = options.toolCall === undefined ? undefined : record.status === 'waiting_approval' ? resolvePendingToolCallId(record, options.toolCall) : options.toolCall;
+  const close = session.showTimeline(kernel, options.json);
+  try {
+    const args = { ...(toolCallId !== undefined ? { toolCallId } : {}), ...(options.reason !== undefined ? { reason: options.reason } : {}) };
+    if (action === 'approve') await kernel.approve(record.id, args);
+    else if (action === 'reject') await kernel.reject(record.id, args);
+    else await kernel.rejectAndContinue(record.id, args);
+    return await outcomeOfTree(kernel, record, options.json, action === 'reject');
+  } finally {
+    close();
   }
 }
 

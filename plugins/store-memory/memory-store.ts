@@ -33,6 +33,16 @@ function compact<T extends object>(record: T): T {
   return record;
 }
 
+/** Code point order, as SQLite compares TEXT (UTF-8 bytes), so both stores list prefix matches alike. */
+function compareCodePoints(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+  }
+  return x.length - y.length;
+}
+
 function applyLimit<T>(items: T[], limit: number | undefined): T[] {
   if (limit === undefined || Number.isNaN(limit) || limit === Infinity) return items;
   return items.slice(0, Math.max(0, Math.floor(limit)));
@@ -109,6 +119,13 @@ export class MemoryStore implements Store {
     this.assertOpen();
     const record = this.operations.get(id);
     return record && copyOperation(record);
+  }
+
+  /** Ids starting with `prefix`, ascending, at most `limit`: a scan, which is fine for a store in process memory. */
+  async findOperationIds(prefix: string, limit: number): Promise<string[]> {
+    this.assertOpen();
+    const ids = [...this.operations.keys()].filter((id) => id.startsWith(prefix)).sort(compareCodePoints);
+    return applyLimit(ids, limit);
   }
 
   /** Newest first. */

@@ -34,6 +34,7 @@ import {
   type StepRow,
 } from './rows.js';
 import { OperationSeqs } from './operation-seqs.js';
+import { prefixUpperBound } from './prefix-range.js';
 import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
 
 export interface SqliteStoreOptions {
@@ -69,6 +70,18 @@ const MESSAGE_FROM = `operations o JOIN operation_log l ON ${LOG_RANGE('l')}`;
 const DECISION_COLUMNS =
   'id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason, defaulted, latency_micros, input_digest, raw_input';
 
+/**
+ * Id-prefix look-ups (`findOperationIds`): a range on the unique index of
+ * operations.id, [prefix, prefixUpperBound(prefix)); code point order is
+ * UTF-8 byte order, which is how TEXT compares. When no upper bound exists,
+ * the scan starts at the prefix and `substr` keeps it exact. Exported so a
+ * spec can check that SQLite plans both as index searches.
+ */
+export const FIND_OPERATION_IDS_SQL = {
+  bounded: 'SELECT id FROM operations WHERE id >= ? AND id < ? ORDER BY id LIMIT ?',
+  unbounded: 'SELECT id FROM operations WHERE id >= @prefix AND substr(id, 1, length(@prefix)) = @prefix ORDER BY id LIMIT @limit',
+} as const;
+
 type Statements = ReturnType<typeof prepareStatements>;
 
 /** Every fixed statement, prepared once per connection. */
@@ -81,6 +94,8 @@ function prepareStatements(db: Database.Database) {
     agentDefinitionSeq: db.prepare<[string], number>('SELECT seq FROM agent_definitions WHERE digest = ?').pluck(),
     insertAgentDefinition: db.prepare<[string, string]>('INSERT INTO agent_definitions (digest, agent) VALUES (?, ?)'),
     getOperation: db.prepare<[string], OperationRow>(`SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.id = ?`),
+    operationIdsInRange: db.prepare<[string, string, number], string>(FIND_OPERATION_IDS_SQL.bounded).pluck(),
+    operationIdsFrom: db.prepare<{ prefix: string; limit: number }, string>(FIND_OPERATION_IDS_SQL.unbounded).pluck(),
     operationExists: db.prepare<[string], number>('SELECT 1 FROM operations WHERE id = ?').pluck(),
     operationSeq: db.prepare<[string], number>('SELECT seq FROM operations WHERE id = ?').pluck(),
     messageIdNamespace: db.prepare<[], string>('SELECT message_id_namespace FROM store_identity WHERE singleton = 1').pluck(),
@@ -365,6 +380,15 @@ export class SqliteStore implements Store {
     return this.guard((s) => {
       const row = s.getOperation.get(id);
       return row ? toOperationRecord(row) : undefined;
+    });
+  }
+
+  /** Ids starting with `prefix`, ascending, at most `limit`: one range scan of the index on operations.id. */
+  async findOperationIds(prefix: string, limit: number): Promise<string[]> {
+    return this.guard((s) => {
+      const max = sqlLimit(limit);
+      const upper = prefixUpperBound(prefix);
+      return upper === undefined ? s.operationIdsFrom.all({ prefix, limit: max }) : s.operationIdsInRange.all(prefix, upper, max);
     });
   }
 

@@ -127,7 +127,7 @@ describe('hookgate resume / abort / concurrent approve', function () {
   for (const attempt of [1, 2, 3]) {
     it(`two approve processes on one parked operation: exactly one decision wins, the tool runs once (try ${attempt})`, async () => {
       const parked = await hookgate(dir, ['run', 'careful.yaml', '--json']);
-      assert.equal(parked.code, 0, parked.stderr);
+      assert.equal(parked.code, 3, `a parked run exits 3: ${parked.stderr}`);
       const operationId = String(parked.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; operationId?: string }).find((e) => e.type === 'operation_started')!.operationId);
       const [a, b] = await Promise.all([hookgate(dir, ['approve', operationId, '--json']), hookgate(dir, ['approve', operationId, '--json'])]);
       assert.deepEqual([a.code, b.code].sort(), [0, 2], `exit codes ${a.code}/${b.code}: ${a.stderr}${b.stderr}`);

@@ -163,6 +163,55 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
+    describe('findOperationIds (id prefixes)', () => {
+      beforeEach(async () => {
+        for (const id of ['op_b2', 'op_a1x', 'op_a1y', 'op_a2', 'op%_1', 'Op_a1z']) await store.createOperation(newOperation(id), [], []);
+      });
+
+      it('finds the one operation a unique prefix names', async () => {
+        assert.deepEqual(await store.findOperationIds('op_a2', 10), ['op_a2']);
+        assert.deepEqual(await store.findOperationIds('op_b', 10), ['op_b2']);
+      });
+
+      it('finds every operation an ambiguous prefix names, in ascending id order', async () => {
+        assert.deepEqual(await store.findOperationIds('op_a1', 10), ['op_a1x', 'op_a1y']);
+        assert.deepEqual(await store.findOperationIds('op_a', 10), ['op_a1x', 'op_a1y', 'op_a2']);
+      });
+
+      it('finds nothing for a prefix no id starts with', async () => {
+        assert.deepEqual(await store.findOperationIds('op_c', 10), []);
+        assert.deepEqual(await store.findOperationIds('op_a1xx', 10), []);
+      });
+
+      it('matches a whole id as its own prefix', async () => {
+        assert.deepEqual(await store.findOperationIds('op_a1x', 10), ['op_a1x']);
+      });
+
+      it('compares exactly: case matters, and % and _ are ordinary characters', async () => {
+        assert.deepEqual(await store.findOperationIds('Op_', 10), ['Op_a1z']);
+        assert.deepEqual(await store.findOperationIds('op%', 10), ['op%_1']);
+        assert.deepEqual(await store.findOperationIds('op_', 10), ['op_a1x', 'op_a1y', 'op_a2', 'op_b2']);
+      });
+
+      it('returns at most `limit` ids, the lowest first', async () => {
+        assert.deepEqual(await store.findOperationIds('op_', 2), ['op_a1x', 'op_a1y']);
+        assert.deepEqual(await store.findOperationIds('op_', 0), []);
+      });
+
+      it('matches every id for an empty prefix', async () => {
+        assert.deepEqual(await store.findOperationIds('', 10), ['Op_a1z', 'op%_1', 'op_a1x', 'op_a1y', 'op_a2', 'op_b2']);
+      });
+
+      it('finds ids past the end of the code points a prefix can grow by (non-ASCII and U+10FFFF)', async () => {
+        await store.createOperation(newOperation('op_\u{10FFFF}\u{10FFFF}'), [], []);
+        await store.createOperation(newOperation('op_\u{10FFFF}é'), [], []);
+        await store.createOperation(newOperation('op_\uD7FF1'), [], []);
+        assert.deepEqual(await store.findOperationIds('op_\u{10FFFF}', 10), ['op_\u{10FFFF}é', 'op_\u{10FFFF}\u{10FFFF}']);
+        assert.deepEqual(await store.findOperationIds('op_\u{10FFFF}\u{10FFFF}', 10), ['op_\u{10FFFF}\u{10FFFF}']);
+        assert.deepEqual(await store.findOperationIds('op_\uD7FF', 10), ['op_\uD7FF1']);
+      });
+    });
+
     describe('commitStep', () => {
       beforeEach(async () => {
         await store.createOperation(newOperation('op-1'), [{ id: 'm-1', role: 'user', content: 'read a.txt' }], []);

@@ -17,7 +17,8 @@ import storeSqlitePlugin from '../../../plugins/store-sqlite/index.js';
 import { applyMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS } from '../../../plugins/store-sqlite/migrations.js';
 import { BackgroundCheckpointer, COMMITS_BEFORE_START } from '../../../plugins/store-sqlite/background-checkpointer.js';
 import { captureLogger } from '../../helpers/capture-logger.js';
-import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
+import { FIND_OPERATION_IDS_SQL, SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
+import { prefixUpperBound } from '../../../plugins/store-sqlite/prefix-range.js';
 import { describeStoreContract, rejectsWithCode } from '../store-contract.js';
 
 const run = promisify(execFile);
@@ -79,6 +80,37 @@ describe('store-sqlite', () => {
     const store = new SqliteStore({ path: ':memory:' });
     await store.migrate();
     return store;
+  });
+
+  describe('store-sqlite id prefixes', () => {
+    it('plans both prefix look-ups as searches of the index on operations.id, never a scan of the table', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      await store.close();
+      const db = new Database(file, { readonly: true });
+      try {
+        const plan = (sql: string, ...params: unknown[]) =>
+          (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+        const bounded = plan(FIND_OPERATION_IDS_SQL.bounded, 'op_01', 'op_02', 10);
+        const unbounded = plan(FIND_OPERATION_IDS_SQL.unbounded, { prefix: 'op_01', limit: 10 });
+        for (const detail of [bounded, unbounded]) {
+          assert.match(detail, /SEARCH operations USING COVERING INDEX sqlite_autoindex_operations_1 \(id>\?/, detail);
+          assert.doesNotMatch(detail, /SCAN|TEMP B-TREE/, detail);
+        }
+        assert.match(bounded, /id>\? AND id<\?/);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('bounds a prefix by its last code point that can grow', () => {
+      assert.equal(prefixUpperBound('op_01a'), 'op_01b');
+      assert.equal(prefixUpperBound('op_\u{10FFFF}'), 'op`');
+      assert.equal(prefixUpperBound('a\uD7FF'), 'a\uE000');
+      assert.equal(prefixUpperBound(''), undefined);
+      assert.equal(prefixUpperBound('\u{10FFFF}\u{10FFFF}'), undefined);
+    });
   });
 
   describe('store-sqlite migrations', () => {
