@@ -141,7 +141,7 @@ describe('hookgate exit codes: every command, text and --json', function () {
     await writeFile(path.join(dir, 'packs', 'guard.yaml'), PACK);
     await writeFile(path.join(dir, 'failing.yaml'), FAILING_PACK);
     await writeFile(path.join(dir, 'broken.yaml'), BROKEN_PACK);
-    await writeFile(path.join(dir, 'event.json'), JSON.stringify({ identifier: 'fs', apiName: 'writeFile', args: { path: 'secret.txt' } }));
+    await writeFile(path.join(dir, 'event.json'), JSON.stringify({ type: 'beforeToolCall', identifier: 'fs', apiName: 'writeFile', args: { path: 'secret.txt' } }));
     await writeFile(path.join(dir, 'bad-event.json'), '{ not json');
   });
   after(() => rm(dir, { recursive: true, force: true }));

@@ -81,7 +81,7 @@ function documentedCommands(): string[] {
 function subcommand(command: string): string {
   const words: string[] = [];
   for (const w of command.split(/\s+/)) {
-    if (/^[<[-]/.test(w)) break;
+    if (/^[<[>|"'-]/.test(w)) break;
     words.push(w);
   }
   return words.join(' ');
@@ -150,6 +150,9 @@ describe('README walkthrough from a clean clone', function () {
         command
           .replace(/\[[^\]]*\]/g, '')
           .replace(/<(op|id)>/g, id)
+          // A documented id prefix (`show op_01a2318`) stands for a prefix of the example's operation.
+          .replace(/\bop_[0-9a-f]{4,}\b/g, id.slice(0, 16))
+          .replace(/<shell>/g, 'bash')
           .replace(/<agent\.yaml>/g, 'examples/hello-files/agent.yaml')
           .trim();
       // Files the reader brings (`--event e.json`) are not in a clone: such a command only shows its help.
