@@ -149,9 +149,9 @@ describe('README walkthrough from a clean clone', function () {
       const args = (id: string): string =>
         command
           .replace(/\[[^\]]*\]/g, '')
-          .replace(/<(op|id)>/g, id)
           // A documented id prefix (`show op_01a2318`) stands for a prefix of the example's operation.
           .replace(/\bop_[0-9a-f]{4,}\b/g, id.slice(0, 16))
+          .replace(/<(op|id)>/g, id)
           .replace(/<shell>/g, 'bash')
           .replace(/<agent\.yaml>/g, 'examples/hello-files/agent.yaml')
           .trim();
