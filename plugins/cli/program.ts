@@ -9,6 +9,7 @@ import { abortCommand, RESUME_QUIET_MS, resumeCommand } from './recovery-command
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
+import { initCommand } from './init/init-command.js';
 
 interface GlobalOptions {
   config?: string;
@@ -33,6 +34,15 @@ export function buildProgram(): Command {
     .option('-c, --config <file>', 'config file (default: ./hookgate.config.yaml, else embedded defaults)')
     .showHelpAfterError()
     .exitOverride();
+
+  program
+    .command('init')
+    .description('scaffold a project: config, an agent, a policy pack with tests, a hooks module, a plugin skeleton')
+    .argument('[dir]', 'project folder (created when missing)', '.')
+    .option('--force', 'overwrite files that exist')
+    .action(async (dir: string, opts) => {
+      program.setOptionValue('exitCode', await initCommand(dir, { force: opts.force }));
+    });
 
   program
     .command('run')
