@@ -12,6 +12,7 @@ import { storeName } from './store-name.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
+import { initCommand } from './init/init-command.js';
 
 /** What `operations --status` accepts: every operation status. */
 const OPERATION_STATUSES = ['running', 'waiting_approval', 'waiting_tool', 'done', 'error', 'interrupted'] as const;
@@ -44,6 +45,15 @@ export function buildProgram(): Command {
     .exitOverride();
   const session = new CliSession(program);
   const exitWith = (code: number) => program.setOptionValue('exitCode', code);
+
+  program
+    .command('init')
+    .description('scaffold a project: config, an agent, a policy pack with tests, a hooks module, a plugin skeleton')
+    .argument('[dir]', 'project folder (created when missing)', '.')
+    .option('--force', 'overwrite files that exist')
+    .action(async (dir: string, opts) => {
+      program.setOptionValue('exitCode', await initCommand(dir, { force: opts.force }));
+    });
 
   program
     .command('run')

@@ -7,6 +7,17 @@ import { HookgateError } from '../../errors.js';
  * Headers: `webhook-id`, `webhook-timestamp` (Unix seconds) and
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`.
  * The secret is `whsec_<base64 key>`.
+ *
+ * Hand-written on purpose, next to the `standardwebhooks` library (the
+ * scheme's reference implementation, which the specs use to check that both
+ * sides agree): its HMAC is pure-JavaScript SHA-256, 4 to 10 times slower than
+ * `node:crypto` on the event loop (bench/library-bench.ts: 29k vs 137k
+ * signatures/s for 1 KB, 54 vs 587 for 1 MiB, so about 18 ms of blocked loop
+ * per MiB signed); and its `verify` has a fixed 300 s window on the wall clock,
+ * no tolerance or clock option (`verifyWebhookSignature` takes both, and the
+ * receiver its tolerance), reports failures only as message text, and decodes
+ * a `Buffer` body as UTF-8 before signing it, so a body that is not valid
+ * UTF-8 cannot verify.
  */
 export const SIGNATURE_PREFIX = 'whsec_';
 export const DEFAULT_SIGNATURE_TOLERANCE_SECONDS = 300;

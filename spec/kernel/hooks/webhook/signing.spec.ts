@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { isHookgateError } from '../../../../kernel/errors.js';
 import { createWebhookPayloadBuilder } from '../../../../kernel/hooks/webhook/webhook-payload.js';
 import { WebhookSender } from '../../../../kernel/hooks/webhook/webhook-sender.js';
@@ -70,5 +71,29 @@ describe('Standard Webhooks signing', () => {
 
   it('refuses a malformed secret without quoting it', () => {
     assert.throws(() => signWebhook('not-a-secret-value', 'x'), (err) => isHookgateError(err, 'WEBHOOK_CONFIG_INVALID') && !err.message.includes('not-a-secret-value'));
+  });
+});
+
+describe('Standard Webhooks signing agrees with the reference library (standardwebhooks)', () => {
+  const body = JSON.stringify({ type: 'beforeToolCall', args: { path: 'notes/ü.txt', content: 'x'.repeat(5000) } });
+
+  it('the library verifies what signWebhook signs', () => {
+    const secret = generateSigningSecret();
+    const headers = signWebhook(secret, body);
+    assert.deepEqual(new Webhook(secret).verify(body, headers), JSON.parse(body));
+  });
+
+  it('verifyWebhookSignature accepts what the library signs, and refuses it for another body', () => {
+    const secret = generateSigningSecret();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = { 'webhook-id': 'msg_lib', 'webhook-timestamp': String(timestamp), 'webhook-signature': new Webhook(secret).sign('msg_lib', new Date(timestamp * 1000), body) };
+    assert.deepEqual(verifyWebhookSignature(secret, headers, body), { ok: true });
+    assert.deepEqual(verifyWebhookSignature(secret, headers, Buffer.from(body)), { ok: true });
+    assert.deepEqual(verifyWebhookSignature(secret, headers, body + ' '), { ok: false, reason: 'bad_signature' });
+  });
+
+  it('the library refuses what signWebhook signed with another secret', () => {
+    const headers = signWebhook(generateSigningSecret(), body);
+    assert.throws(() => new Webhook(generateSigningSecret()).verify(body, headers), WebhookVerificationError);
   });
 });
