@@ -227,6 +227,12 @@ describe('hookgate exit codes: every command, text and --json', function () {
     { command: 'abort', situation: 'a parked operation ends interrupted as asked', code: 0, modes: BOTH, args: async (m) => ['abort', await parked('careful.yaml'), ...json(m)] },
     { command: 'abort', situation: 'an operation that already finished', code: 0, modes: BOTH, args: async (m) => ['abort', await finished('fails.yaml'), ...json(m)] },
     { command: 'abort', situation: 'an unknown operation', code: 2, modes: BOTH, args: async (m) => ['abort', 'op_nope', ...json(m)] },
+    // init
+    { command: 'init', situation: 'scaffolds a new folder', code: 0, modes: TEXT, args: async () => ['init', 'scaffolded'] },
+    { command: 'init', situation: 'a folder whose files exist (refused, nothing written)', code: 2, modes: TEXT, args: async () => {
+        assert.equal((await hookgate(dir, ['init', 'scaffolded-twice'])).code, 0, 'the first init writes the folder');
+        return ['init', 'scaffolded-twice'];
+      } },
     // listings
     { command: 'plugins', situation: 'lists the plugins', code: 0, modes: BOTH, args: async (m) => ['plugins', ...json(m)] },
     { command: 'operations', situation: 'lists operations', code: 0, modes: BOTH, args: async (m) => ['operations', '--status', 'done', ...json(m)] },
