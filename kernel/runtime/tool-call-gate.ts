@@ -1,14 +1,15 @@
 import { errorMessage } from '../errors.js';
 import type { ControlVerdict, PendingTool, ToolCallHookContext } from '../hooks/hook-types.js';
 import type { ToolCall, ToolResult } from '../messages.js';
-import type { CanonicalArgs, ToolDefinition, ToolSource } from '../tools.js';
+import type { CanonicalArgs } from '../tools.js';
 import type { AgentDefinition } from '../agent-definition.js';
 import { argumentSchemaError } from './argument-schema.js';
+import { toolEntryIn, type ToolEntry } from './call-facts.js';
 import { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
 import { isMintedCallId, mintToolCalls } from './tool-call-identity.js';
 import type { OperationState } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
-import { toolKey, type RuntimeDeps } from './runtime-deps.js';
+import type { RuntimeDeps } from './runtime-deps.js';
 
 /** What the gate let through, refused, or parked. */
 export type GateVerdict =
@@ -26,10 +27,13 @@ export type GateVerdict =
   | { kind: 'needs_approval'; pending: PendingTool }
   | { kind: 'cancelled' };
 
-/** The tool a call names, only when identifier and apiName match exactly (no `a/b` + `c` vs `a` + `b/c` confusion). */
-export function toolEntryFor(deps: RuntimeDeps, call: ToolCall): { tool: ToolDefinition; source: ToolSource } | undefined {
-  const entry = deps.tools.get(toolKey(call.identifier, call.apiName));
-  return entry && entry.tool.identifier === call.identifier && entry.tool.apiName === call.apiName ? entry : undefined;
+/**
+ * The tool a call of `agent` names, only when identifier and apiName match
+ * exactly (no `a/b` + `c` vs `a` + `b/c` confusion); remembered per admitted
+ * call (call-facts.ts).
+ */
+export function toolEntryFor(deps: RuntimeDeps, agent: AgentDefinition, call: ToolCall): ToolEntry | undefined {
+  return toolEntryIn(deps.tools, agent, call);
 }
 
 /**
@@ -39,14 +43,17 @@ export function toolEntryFor(deps: RuntimeDeps, call: ToolCall): { tool: ToolDef
  * policy ever sees them). Calls the agent may not make are left for the
  * gate's allow-list. Synchronous; never throws.
  */
-export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[], options: { keepIds?: boolean } = {}): ToolCall[] {
+export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[], options?: { keepIds?: boolean }): ToolCall[] {
   if (calls.length === 0) return [];
-  return mintToolCalls(calls, options).map((call) => {
-    if (call.argumentError !== undefined || !callAllowed(agent, call)) return call;
-    const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, call)?.tool.parameters;
-    const problem = argumentSchemaError(`${call.identifier}/${call.apiName}`, schema as Record<string, unknown> | undefined, call.args);
-    return problem === undefined ? call : Object.freeze({ ...call, argumentError: problem });
-  });
+  const minted = mintToolCalls(calls, options);
+  for (let i = 0; i < minted.length; i++) {
+    const call = minted[i]!;
+    if (call.argumentError !== undefined || !callAllowed(agent, call)) continue;
+    const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, agent, call)?.tool.parameters;
+    const problem = argumentSchemaError(call, schema as Record<string, unknown> | undefined, call.args);
+    if (problem !== undefined) minted[i] = Object.freeze({ ...call, argumentError: problem });
+  }
+  return minted;
 }
 
 /**
@@ -94,17 +101,16 @@ export async function gateToolCall(
   op: RunningOperation,
   call: ToolCall,
   context: ToolCallHookContext,
-  /** `toolEntryFor(deps, call)`, which the caller already looked up (undefined for sub-agent calls). */
-  entry: { tool: ToolDefinition; source: ToolSource } | undefined,
+  /** `toolEntryFor(deps, op.agent, call)`, which the caller already looked up (undefined for sub-agent calls). */
+  entry: ToolEntry | undefined,
 ): Promise<GateVerdict> {
   const operationId = op.record.id;
   const signal = op.abort.signal;
-  const name = `${call.identifier}/${call.apiName}`;
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
 
   // 1-2. Nothing downstream sees these calls.
-  if (!callAllowed(op.agent, call)) return refused(`Tool "${name}" is not available to this agent.`, 'tool_not_allowed');
-  if (!isSubagent && !entry) return refused(`Tool "${name}" does not exist.`, 'tool_not_found');
+  if (!callAllowed(op.agent, call)) return refused(`Tool "${nameOf(call)}" is not available to this agent.`, 'tool_not_allowed');
+  if (!isSubagent && !entry) return refused(`Tool "${nameOf(call)}" does not exist.`, 'tool_not_found');
   if (call.argumentError !== undefined) return refused(`Error: ${call.argumentError}. Fix the arguments and call the tool again.`, 'invalid_arguments');
 
   // 3. The approval requirement; no policy or control is asked while waiting.
@@ -113,6 +119,7 @@ export async function gateToolCall(
 
   // 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call).
   if (deps.policies.length > 0) {
+    const name = nameOf(call);
     let policyEvent: ToolCallHookContext & { canonical?: CanonicalArgs } = context;
     if (entry?.source.canonicalArgs) {
       try {
@@ -132,11 +139,11 @@ export async function gateToolCall(
   }
 
   // 5. Webhook controls.
-  const verdict: ControlVerdict = deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')
-    ? await deps.dispatcher.evaluateToolCall(operationId, context, signal)
-    : { decision: 'allow' };
-  if (verdict.decision === 'cancelled') return { kind: 'cancelled' };
-  if (verdict.decision === 'blocked') return { kind: 'denied', result: blockedResult(verdict.reason, verdict.classification), observed: true };
+  if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')) {
+    const verdict: ControlVerdict = await deps.dispatcher.evaluateToolCall(operationId, context, signal);
+    if (verdict.decision === 'cancelled') return CANCELLED;
+    if (verdict.decision === 'blocked') return { kind: 'denied', result: blockedResult(verdict.reason, verdict.classification), observed: true };
+  }
 
   // 6. Observation webhooks (in the background; they never block execution), then mocks.
   if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'webhook-notification')) {
@@ -145,9 +152,18 @@ export async function gateToolCall(
     );
   }
   const mock = await deps.dispatcher.dispatchBeforeToolCall(operationId, context);
-  if (signal.aborted) return { kind: 'cancelled' };
+  if (signal.aborted) return CANCELLED;
   if (mock) return { kind: 'mocked', result: { success: true, executionTime: 0, ...mock.result } };
-  return { kind: 'allowed' };
+  return ALLOWED;
+}
+
+// Verdicts without data, shared (frozen) instead of built for every call.
+const ALLOWED: GateVerdict = Object.freeze({ kind: 'allowed' });
+const CANCELLED: GateVerdict = Object.freeze({ kind: 'cancelled' });
+
+/** `identifier/apiName`, for messages (built only when one is needed). */
+function nameOf(call: ToolCall): string {
+  return `${call.identifier}/${call.apiName}`;
 }
 
 /** The result of a denied or control-failed call: costs nothing, runs nothing. */

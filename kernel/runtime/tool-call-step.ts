@@ -26,7 +26,7 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   const signal = op.abort.signal;
   // Sub-agent calls reach this step only when the gate refuses them; no tool source answers for `agents/`.
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
-  const entry = isSubagent ? undefined : toolEntryFor(deps, call);
+  const entry = isSubagent ? undefined : toolEntryFor(deps, op.agent, call);
   const context = toolCallContext(op, call, stepIndex, isSubagent ? 'agent' : entry?.tool.toolSource);
 
   const verdict = await gateToolCall(deps, op, call, context, entry);
