@@ -10,7 +10,7 @@
 // sorted by |b - a|. Needs callgrind_annotate. A dump's map is /tmp/perf-<pid>.map, the pid taken from its name
 // (`<prefix>.<pid>.<n>`).
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const args = process.argv.slice(2);
@@ -31,7 +31,9 @@ function mapOf(pid) {
   let m = maps.get(pid);
   if (m) return m;
   m = [];
-  for (const line of readFileSync(`/tmp/perf-${pid}.map`, 'utf8').split('\n')) {
+  const file = `/tmp/perf-${pid}.map`;
+  if (!existsSync(file)) return m;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
     const match = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
     if (match) m.push([parseInt(match[1], 16), parseInt(match[2], 16), match[3]]);
   }

@@ -57,6 +57,18 @@ export const DEFAULT_HOOK_HANDLER_TIMEOUT_MS = 30_000;
 
 export type MockOutcome = { isMocked: true; result: MockResult } | null;
 
+const NO_HOOKS: readonly RegisteredHook[] = Object.freeze([]);
+
+/**
+ * The event of one beforeToolCall handler: the context, and a `mock()` that
+ * accepts a result only while `turn.open` (that handler's turn). A function
+ * of its own, so only handlers that run get a closure (in the loop, its scope
+ * would be built for every hook scanned).
+ */
+function mockEvent(context: ToolCallHookContext, accept: (result: MockResult) => boolean, turn: { open: boolean }): BeforeToolCallEvent {
+  return { ...context, mock: (result: MockResult) => turn.open && accept(result) };
+}
+
 
 /**
  * Stores hooks per operation and dispatches them: one hook at a time, in
@@ -202,22 +214,20 @@ export class HookDispatcher {
    */
   async dispatchBeforeToolCall(operationId: string, context: ToolCallHookContext): Promise<MockOutcome> {
     if (this.mode === 'queue') return null;
-    const hooks = this.registrations.get(operationId) ?? [];
+    const hooks = this.registrations.get(operationId) ?? NO_HOOKS;
     let mocked: MockResult | undefined;
+    const accept = (result: MockResult): boolean => {
+      if (mocked !== undefined) return false;
+      // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
+      mocked = validateMockResult(result);
+      return true;
+    };
     for (const hook of hooks) {
       if (mocked !== undefined) break;
       if (hook.type !== 'beforeToolCall' || hook.isControl || !hook.handler || !this.matches(hook, context)) continue;
       // One event per handler: once its handler settled (or timed out), its mock() accepts nothing.
-      let open = true;
-      const event: BeforeToolCallEvent = {
-        ...context,
-        mock: (result: MockResult) => {
-          if (!open || mocked !== undefined) return false;
-          // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
-          mocked = validateMockResult(result);
-          return true;
-        },
-      };
+      const turn = { open: true };
+      const event = mockEvent(context, accept, turn);
       try {
         this.delivered(operationId, hook, 'handler', context);
         const pending = hook.handler(event);
@@ -225,7 +235,7 @@ export class HookDispatcher {
       } catch (err) {
         this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, hookType: hook.type, error: errorMessage(err), mockedBeforeThrow: mocked !== undefined });
       } finally {
-        open = false;
+        turn.open = false;
       }
     }
     return mocked === undefined ? null : { isMocked: true, result: mocked };
@@ -322,10 +332,11 @@ export class HookDispatcher {
     return [...caller, ...env];
   }
 
-  private environmentHooks(): RegisteredHook[] {
-    if (!this.webhooks) return [];
+  private environmentHooks(): readonly RegisteredHook[] {
+    // The usual answer, asked several times a step: shared, not a new array each time.
+    if (!this.webhooks) return NO_HOOKS;
     const raw = this.webhooks.environmentHooks();
-    if (raw.length === 0) return [];
+    if (raw.length === 0) return NO_HOOKS;
     const known = this.envSnapshots.get(raw);
     if (known) return known;
     // Env hooks carry the reserved prefix, so they are validated here, not dropped.

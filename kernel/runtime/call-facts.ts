@@ -47,21 +47,32 @@ function frozenOrAbsent(list: readonly string[] | undefined): boolean {
   return list === undefined || Object.isFrozen(list);
 }
 
-/** The remembered facts of `call` for `agent`, computed (and remembered when they cannot change) on a miss. */
-function factsOf(agent: AgentDefinition, call: ToolCall): CallFacts | undefined {
-  const tools = agent.tools;
-  const subagents = agent.subagents;
+/**
+ * The facts of `call` for `agent`: the remembered ones, else computed (and
+ * remembered when they cannot change). One lookup answers both the
+ * allow-list and the approval requirement.
+ */
+export function callFacts(agent: AgentDefinition, call: ToolCall): Readonly<{ allowed: boolean; needsApproval: boolean }> {
+  return factsOf(agent, call) ?? computeFacts(agent, call);
+}
+
+function computeFacts(agent: AgentDefinition, call: CallName): CallFacts {
   const approvalTools = agent.approval?.tools;
-  const known = remembered.get(call);
-  if (known !== undefined && known.tools === tools && known.subagents === subagents && known.approvalTools === approvalTools) return known;
-  if (!Object.isFrozen(call) || !frozenOrAbsent(tools) || !frozenOrAbsent(subagents) || !frozenOrAbsent(approvalTools)) return undefined;
-  const facts: CallFacts = {
-    tools,
-    subagents,
+  return {
+    tools: agent.tools,
+    subagents: agent.subagents,
     approvalTools,
     allowed: allowedUncached(agent, call),
     needsApproval: toolListCovers(approvalTools, call.identifier, call.apiName),
   };
+}
+
+/** The remembered facts of `call` for `agent`, computed and remembered on a miss; undefined when they could change. */
+function factsOf(agent: AgentDefinition, call: ToolCall): CallFacts | undefined {
+  const known = remembered.get(call);
+  if (known !== undefined && known.tools === agent.tools && known.subagents === agent.subagents && known.approvalTools === agent.approval?.tools) return known;
+  if (!Object.isFrozen(call) || !frozenOrAbsent(agent.tools) || !frozenOrAbsent(agent.subagents) || !frozenOrAbsent(agent.approval?.tools)) return undefined;
+  const facts = computeFacts(agent, call);
   remembered.set(call, facts);
   return facts;
 }

@@ -2,7 +2,7 @@ import { DEFAULT_MAX_STEPS, type AgentDefinition } from '../agent-definition.js'
 import type { StepKind, TerminalReason } from '../hooks/hook-types.js';
 import { estimateTokens, type Message, type ToolCall } from '../messages.js';
 import type { OperationState } from '../store.js';
-import { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER } from './call-facts.js';
+import { callAllowed, callFacts, callNeedsApproval, SUBAGENT_IDENTIFIER } from './call-facts.js';
 
 // The allow-list and the approval requirement (remembered per admitted call, see call-facts.ts).
 export { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER };
@@ -16,7 +16,9 @@ export const SUBAGENT_PARAMETERS: Readonly<Record<string, unknown>> = Object.fre
 
 /** Calls that would wait for a human at the approval stage of the gate: allowed, valid arguments, covered, not approved. */
 export function awaitsApproval(agent: AgentDefinition, state: OperationState, call: ToolCall): boolean {
-  return call.argumentError === undefined && callAllowed(agent, call) && callNeedsApproval(agent, call) && !state.approvedToolCallIds.includes(call.id);
+  if (call.argumentError !== undefined) return false;
+  const facts = callFacts(agent, call);
+  return facts.allowed && facts.needsApproval && !state.approvedToolCallIds.includes(call.id);
 }
 
 export type NextStep = { kind: 'step'; step: StepKind } | { kind: 'finish'; reason: TerminalReason } | { kind: 'park' };

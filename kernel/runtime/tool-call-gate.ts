@@ -4,8 +4,8 @@ import type { ToolCall, ToolResult } from '../messages.js';
 import type { CanonicalArgs } from '../tools.js';
 import type { AgentDefinition } from '../agent-definition.js';
 import { argumentSchemaError } from './argument-schema.js';
-import { toolEntryIn, type ToolEntry } from './call-facts.js';
-import { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
+import { callFacts, toolEntryIn, type ToolEntry } from './call-facts.js';
+import { callAllowed, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
 import { isMintedCallId, mintToolCalls } from './tool-call-identity.js';
 import type { OperationState } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
@@ -109,13 +109,14 @@ export async function gateToolCall(
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
 
   // 1-2. Nothing downstream sees these calls.
-  if (!callAllowed(op.agent, call)) return refused(`Tool "${nameOf(call)}" is not available to this agent.`, 'tool_not_allowed');
+  const facts = callFacts(op.agent, call);
+  if (!facts.allowed) return refused(`Tool "${nameOf(call)}" is not available to this agent.`, 'tool_not_allowed');
   if (!isSubagent && !entry) return refused(`Tool "${nameOf(call)}" does not exist.`, 'tool_not_found');
   if (call.argumentError !== undefined) return refused(`Error: ${call.argumentError}. Fix the arguments and call the tool again.`, 'invalid_arguments');
 
   // 3. The approval requirement; no policy or control is asked while waiting.
   const approved = op.record.state.approvedToolCallIds.includes(call.id);
-  if (!approved && callNeedsApproval(op.agent, call)) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
+  if (!approved && facts.needsApproval) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
 
   // 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call).
   if (deps.policies.length > 0) {

@@ -18,12 +18,31 @@ export const MAX_ARGUMENT_NODES = 100_000;
  * call's identity.
  */
 const PROCESS_PREFIX = `call_${randomBytes(8).toString('hex')}`;
-let counter = 0;
+
+/**
+ * The character codes of the last id minted: the prefix, then the counter as
+ * 16 hex digits, counted up in place. One `String.fromCharCode` makes each id
+ * a single flat string (concatenating prefix and counter makes a rope of
+ * three strings, which every GC that keeps the stored call copies again).
+ */
+const ID_CODES: number[] = Array.from(`${PROCESS_PREFIX}${'0'.repeat(16)}`, (c) => c.charCodeAt(0));
+const COUNTER_START = PROCESS_PREFIX.length;
 
 /** A call identity the runtime mints: unique, never taken from the model. 37 characters, `[a-z0-9_]`. */
 export function mintCallId(): string {
-  counter += 1;
-  return PROCESS_PREFIX + counter.toString(16).padStart(16, '0');
+  for (let i = ID_CODES.length - 1; i >= COUNTER_START; i--) {
+    const c = ID_CODES[i]!;
+    if (c === 0x39) {
+      ID_CODES[i] = 0x61; // '9' -> 'a'
+      break;
+    }
+    if (c !== 0x66) {
+      ID_CODES[i] = c + 1;
+      break;
+    }
+    ID_CODES[i] = 0x30; // 'f' -> '0', carry (2^64 ids would wrap)
+  }
+  return String.fromCharCode.apply(null, ID_CODES);
 }
 
 const MINTED = /^call_[0-9a-f]{32}$/;

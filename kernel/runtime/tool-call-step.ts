@@ -32,7 +32,7 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   const verdict = await gateToolCall(deps, op, call, context, entry);
   if (verdict.kind === 'cancelled') return { kind: 'cancelled' };
   if (verdict.kind === 'needs_approval') return verdict;
-  if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, { observed: verdict.observed });
+  if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, undefined, undefined, verdict.observed);
 
   let result: ToolResult;
   let threw: string | undefined;
@@ -56,7 +56,7 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
     }
   }
   if (signal.aborted) return { kind: 'cancelled' };
-  return published(deps, op, context, result, verdict.kind === 'mocked', { threw, started });
+  return published(deps, op, context, result, verdict.kind === 'mocked', threw, started, true);
 }
 
 /**
@@ -97,7 +97,9 @@ async function published(
   context: ToolCallHookContext,
   raw: ToolResult,
   mocked: boolean,
-  { threw, started, observed = true }: { threw?: string; started?: number; observed?: boolean },
+  threw: string | undefined,
+  started: number | undefined,
+  observed: boolean,
 ): Promise<ToolCallOutcome> {
   // No `started`: a denial before execution, which gets no result control.
   const result = started === undefined ? raw : await controlResult(deps, op, context, raw, mocked);
