@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors.js';
 import type { ControlVerdict, PendingTool, ToolCallHookContext } from '../hooks/hook-types.js';
+import type { MockOutcome } from '../hooks/hook-dispatcher.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { CanonicalArgs } from '../tools.js';
 import type { AgentDefinition } from '../agent-definition.js';
@@ -96,16 +97,14 @@ export function readmitLegacyState(deps: RuntimeDeps, agent: AgentDefinition, st
  * `call.args`), so what runs is what the gates saw and what is stored. An
  * approval counts only for the call identity it was given for.
  */
-export async function gateToolCall(
+export function gateToolCall(
   deps: RuntimeDeps,
   op: RunningOperation,
   call: ToolCall,
   context: ToolCallHookContext,
   /** `toolEntryFor(deps, op.agent, call)`, which the caller already looked up (undefined for sub-agent calls). */
   entry: ToolEntry | undefined,
-): Promise<GateVerdict> {
-  const operationId = op.record.id;
-  const signal = op.abort.signal;
+): GateVerdict | Promise<GateVerdict> {
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
 
   // 1-2. Nothing downstream sees these calls.
@@ -118,41 +117,64 @@ export async function gateToolCall(
   const approved = op.record.state.approvedToolCallIds.includes(call.id);
   if (!approved && facts.needsApproval) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
 
-  // 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call).
-  if (deps.policies.length > 0) {
-    const name = nameOf(call);
-    let policyEvent: ToolCallHookContext & { canonical?: CanonicalArgs } = context;
-    if (entry?.source.canonicalArgs) {
-      try {
-        const canonical = await entry.source.canonicalArgs({ identifier: call.identifier, apiName: call.apiName, args: call.args });
-        policyEvent = { ...context, canonical };
-      } catch (err) {
-        // Fail closed: a policy must never decide on a spelling the tool would resolve differently.
-        return denied(`Blocked: what the arguments of ${name} name could not be determined (${errorMessage(err)}).`);
-      }
-    }
-    for (const policy of deps.policies) {
-      if (policy.mayDecide?.('beforeToolCall') === false) continue;
-      const decision = await policy.evaluateToolCall(policyEvent, signal);
-      if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.');
-      if (decision.effect === 'ask' && !approved) return { kind: 'needs_approval', pending: pendingTool(call, decision.reason) };
+  // 4-6. Synchronous while nothing is asynchronous: no policy, no control webhook, handlers that return no promise.
+  if (deps.policies.length > 0) return policyStage(deps, op, call, context, entry, approved);
+  if (deps.dispatcher.mightHandle(op.record.id, 'beforeToolCall', 'control')) return controlStage(deps, op, context);
+  return mockStage(deps, op, context);
+}
+
+/** 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call), then 5 and 6. */
+async function policyStage(
+  deps: RuntimeDeps,
+  op: RunningOperation,
+  call: ToolCall,
+  context: ToolCallHookContext,
+  entry: ToolEntry | undefined,
+  approved: boolean,
+): Promise<GateVerdict> {
+  const signal = op.abort.signal;
+  let policyEvent: ToolCallHookContext & { canonical?: CanonicalArgs } = context;
+  if (entry?.source.canonicalArgs) {
+    try {
+      const canonical = await entry.source.canonicalArgs({ identifier: call.identifier, apiName: call.apiName, args: call.args });
+      policyEvent = { ...context, canonical };
+    } catch (err) {
+      // Fail closed: a policy must never decide on a spelling the tool would resolve differently.
+      return denied(`Blocked: what the arguments of ${nameOf(call)} name could not be determined (${errorMessage(err)}).`);
     }
   }
-
-  // 5. Webhook controls.
-  if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')) {
-    const verdict: ControlVerdict = await deps.dispatcher.evaluateToolCall(operationId, context, signal);
-    if (verdict.decision === 'cancelled') return CANCELLED;
-    if (verdict.decision === 'blocked') return { kind: 'denied', result: blockedResult(verdict.reason, verdict.classification), observed: true };
+  for (const policy of deps.policies) {
+    if (policy.mayDecide?.('beforeToolCall') === false) continue;
+    const decision = await policy.evaluateToolCall(policyEvent, signal);
+    if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.');
+    if (decision.effect === 'ask' && !approved) return { kind: 'needs_approval', pending: pendingTool(call, decision.reason) };
   }
+  if (deps.dispatcher.mightHandle(op.record.id, 'beforeToolCall', 'control')) return controlStage(deps, op, context);
+  return mockStage(deps, op, context);
+}
 
-  // 6. Observation webhooks (in the background; they never block execution), then mocks.
+/** 5. Webhook controls, then 6. */
+async function controlStage(deps: RuntimeDeps, op: RunningOperation, context: ToolCallHookContext): Promise<GateVerdict> {
+  const verdict: ControlVerdict = await deps.dispatcher.evaluateToolCall(op.record.id, context, op.abort.signal);
+  if (verdict.decision === 'cancelled') return CANCELLED;
+  if (verdict.decision === 'blocked') return { kind: 'denied', result: blockedResult(verdict.reason, verdict.classification), observed: true };
+  return mockStage(deps, op, context);
+}
+
+/** 6. Observation webhooks (in the background; they never block execution), then mocks. */
+function mockStage(deps: RuntimeDeps, op: RunningOperation, context: ToolCallHookContext): GateVerdict | Promise<GateVerdict> {
+  const operationId = op.record.id;
+  const signal = op.abort.signal;
   if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'webhook-notification')) {
     void deps.dispatcher.dispatch(operationId, 'beforeToolCall', context as never, { signal, webhooksOnly: true }).catch((err) =>
       deps.logger.warn('beforeToolCall observation failed', { operationId, error: errorMessage(err) }),
     );
   }
-  const mock = await deps.dispatcher.dispatchBeforeToolCall(operationId, context);
+  const mock = deps.dispatcher.runMockHandlers(operationId, context);
+  return mock instanceof Promise ? mock.then((m) => mockVerdict(m, signal)) : mockVerdict(mock, signal);
+}
+
+function mockVerdict(mock: MockOutcome, signal: AbortSignal): GateVerdict {
   if (signal.aborted) return CANCELLED;
   if (mock) return { kind: 'mocked', result: { success: true, executionTime: 0, ...mock.result } };
   return ALLOWED;

@@ -29,7 +29,9 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   const entry = isSubagent ? undefined : toolEntryFor(deps, op.agent, call);
   const context = toolCallContext(op, call, stepIndex, isSubagent ? 'agent' : entry?.tool.toolSource);
 
-  const verdict = await gateToolCall(deps, op, call, context, entry);
+  // Synchronous when every stage was (no policy, no control webhook, sync handlers): no microtask for it.
+  const gated = gateToolCall(deps, op, call, context, entry);
+  const verdict = gated instanceof Promise ? await gated : gated;
   if (verdict.kind === 'cancelled') return { kind: 'cancelled' };
   if (verdict.kind === 'needs_approval') return verdict;
   if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, undefined, undefined, verdict.observed);
