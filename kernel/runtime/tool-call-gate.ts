@@ -118,9 +118,16 @@ export function gateToolCall(
   if (!approved && facts.needsApproval) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
 
   // 4-6. Synchronous while nothing is asynchronous: no policy, no control webhook, handlers that return no promise.
-  if (deps.policies.length > 0) return policyStage(deps, op, call, context, entry, approved);
+  // (With a source's canonicalArgs the policy stage always runs: a failure to derive them denies, as it always did.)
+  if (deps.policies.length > 0 && (entry?.source.canonicalArgs !== undefined || anyPolicyMayDecide(deps))) return policyStage(deps, op, call, context, entry, approved);
   if (deps.dispatcher.mightHandle(op.record.id, 'beforeToolCall', 'control')) return controlStage(deps, op, context);
   return mockStage(deps, op, context);
+}
+
+/** Whether a policy would decide a beforeToolCall (a policy engine without packs never does: `mayDecide`). */
+function anyPolicyMayDecide(deps: RuntimeDeps): boolean {
+  for (const policy of deps.policies) if (policy.mayDecide?.('beforeToolCall') !== false) return true;
+  return false;
 }
 
 /** 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call), then 5 and 6. */
