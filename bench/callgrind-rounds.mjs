@@ -5,10 +5,17 @@
 //   node bench/callgrind-rounds.mjs . hookgate-memory 100 100 4 /tmp/cg/head-memory
 //
 // The child (`node --expose-gc dist/bench/step-loop.js --contender <name>`) is set up and warmed up, then for every
-// round: an empty round (a full gc()), `callgrind_control -z` (zero the counters), the round, `callgrind_control -d`
+// round: an empty round (a full gc() with --expose-gc), `callgrind_control -z` (zero the counters), the round, `callgrind_control -d`
 // (dump). One dump file per round (`<out prefix>.<pid>.<n>`), so start-up, warm-up and the other rounds are not in it.
 // Split a dump into main thread / its GC / background threads with
 //   callgrind_annotate --inclusive=yes <dump> | grep -E 'PROGRAM TOTALS|\?\?\?:main |Heap::CollectGarbage\(|CompileNext\('
+//
+// NODE_FLAGS (space-separated) replaces the child's node flags (default `--expose-gc`). Recommended:
+//   NODE_FLAGS="--single-threaded --perf-basic-prof"
+// --single-threaded: V8 runs Turbofan and the GC on the main thread, so no work depends on thread timing; without
+// --expose-gc the rounds force no gc(), whose full collection throws away optimized code (the next round then
+// recompiles the whole step loop: 20-40 Turbofan jobs per round instead of 3-6); --perf-basic-prof writes
+// /tmp/perf-<pid>.map, which bench/callgrind-js.mjs uses to name the JIT-compiled JS functions of a dump.
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,7 +23,8 @@ import { createInterface } from 'node:readline';
 
 const [tree, contender, warmup, size, rounds, out] = process.argv.slice(2);
 if (!out) throw new Error('usage: callgrind-rounds.mjs <tree> <contender> <warmup> <conversations per round> <rounds> <out prefix>');
-const proc = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${path.resolve(out)}.%p`, 'node', '--expose-gc', 'dist/bench/step-loop.js', '--contender', contender], {
+const nodeFlags = (process.env.NODE_FLAGS ?? '--expose-gc').split(' ').filter(Boolean);
+const proc = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${path.resolve(out)}.%p`, 'node', ...nodeFlags, 'dist/bench/step-loop.js', '--contender', contender], {
   cwd: tree,
   stdio: ['pipe', 'pipe', 'inherit'],
 });

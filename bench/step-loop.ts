@@ -3,7 +3,7 @@
  * tool calls each, hookgate (in-memory store, SQLite store) side by side with
  * the Vercel AI SDK's `generateText` loop, in one invocation.
  *
- *   node dist/bench/step-loop.js [--rounds 7] [--conversations 100] [--warmup 50] [--only ai-sdk,hookgate-memory] [--json]
+ *   node dist/bench/step-loop.js [--rounds 7] [--conversations 100] [--warmup 50] [--only ai-sdk,hookgate-memory] [--json] [--no-round-gc]
  *
  * A contender may be taken from another built tree (`name@<dir>` in --only,
  * e.g. `hookgate-memory@/tmp/base`: that tree's dist/bench/step-loop.js), so
@@ -39,6 +39,9 @@ const { values } = parseArgs({
     conversations: { type: 'string', default: '100' },
     warmup: { type: 'string', default: '50' },
     json: { type: 'boolean', default: false },
+    // Children without --expose-gc, so no round starts with a forced gc(): V8's full collection for it drops
+    // optimized code, and every round then recompiles the step loop inside its timed window.
+    'no-round-gc': { type: 'boolean', default: false },
   },
 });
 
@@ -75,7 +78,8 @@ async function parent(): Promise<void> {
     if (!values.json) process.stderr.write(`${text}\n`);
   };
   const self = fileURLToPath(import.meta.url);
-  const children = names.map((spec) => new ContenderProcess(spec, ['--expose-gc', split(spec).script ?? self, '--contender', split(spec).name]));
+  const gcFlag = values['no-round-gc'] ? [] : ['--expose-gc'];
+  const children = names.map((spec) => new ContenderProcess(spec, [...gcFlag, split(spec).script ?? self, '--contender', split(spec).name]));
   try {
     for (const c of children) {
       log(`${c.name}: setup and ${options.warmup} warm-up conversations`);

@@ -67,6 +67,23 @@ export function canonicalFor(args: unknown, given: unknown): Record<string, Cano
 const derived = new WeakSet<object>();
 
 /**
+ * Whether `canonicalFor(args, given)` would derive any form from the
+ * arguments (a top-level argument with a well-known name, of the right type,
+ * that `given` does not describe). Cheap: it derives nothing.
+ */
+export function derivesCanonical(args: unknown, given: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return false;
+  for (const name in args) {
+    if (!Object.hasOwn(args, name) || (given !== undefined && Object.hasOwn(given, name))) continue;
+    const kind = DERIVED_KIND.get(name);
+    if (kind === undefined) continue;
+    const value = (args as Record<string, unknown>)[name];
+    if (kind === 'argv' ? Array.isArray(value) && value.every((w) => typeof w === 'string') : typeof value === 'string') return true;
+  }
+  return false;
+}
+
+/**
  * `canonical` without the entries `canonicalFor` derived from the arguments
  * (a pure function of them): what the decision log digests. The very same
  * object when nothing was derived.

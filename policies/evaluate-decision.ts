@@ -4,7 +4,7 @@ import { applyRedactions } from './apply-redactions.js';
 import { canonicalScanStrings } from './canonical-args.js';
 import { nestingDepthExceeds } from './canonical-json.js';
 import { combineVerdicts, type CombinedDecision, type PolicyVerdict } from './combine-decisions.js';
-import { policyInput, toolKey } from './policy-input.js';
+import { policyInputs, toolKey, type PolicyInputs } from './policy-input.js';
 import type { PolicyPool } from './policy-pool.js';
 import type { PolicySet } from './policy-set.js';
 import type { CompiledPolicy, CompiledRedaction, PolicyEventName } from './policy-types.js';
@@ -38,6 +38,11 @@ const MAX_ERROR_CHARS = 300;
  * the pool in parallel under one deadline (`settings.deadlineMs`, or `signal`
  * aborting first). Never rejects: every failure becomes a fail-closed verdict.
  * With no candidate it resolves without touching the pool.
+ *
+ * `fullInput` (default true): the evaluation's `input` is what policies see
+ * (`policyInput`, with the derived canonical forms). False: it may be the
+ * input the decision log digests instead (see `PolicyInputs`; same digest),
+ * so a decision no policy reads the input of derives no canonical form.
  */
 export async function evaluateEvent(
   set: PolicySet,
@@ -46,14 +51,15 @@ export async function evaluateEvent(
   type: 'beforeToolCall' | 'afterToolCall',
   event: EvaluableEvent,
   signal?: AbortSignal,
+  options?: { fullInput?: boolean },
 ): Promise<PolicyEvaluation> {
   const started = process.hrtime.bigint();
   const key = toolKey(event);
-  const input = policyInput(type, event);
+  const inputs = policyInputs(type, event);
   const failed = type === 'afterToolCall' && event.result?.success === false;
   // `'*'` matchers also scan the canonical forms: `app//.env/.` is matched as `app/.env`.
   let scanned: string[] | undefined;
-  const canonicalStrings = () => (scanned ??= canonicalScanStrings(input.canonical as CanonicalArgs | undefined));
+  const canonicalStrings = () => (scanned ??= canonicalScanStrings(inputs.full().canonical as CanonicalArgs | undefined));
   let candidates: Array<[CompiledPolicy, PolicyEventName]> = set.candidates(type, key, event.args, canonicalStrings).map((p) => [p, type]);
   if (failed) {
     const errorCandidates = set.candidates('onToolCallError', key, event.args, canonicalStrings);
@@ -64,9 +70,10 @@ export async function evaluateEvent(
     }
   }
   let verdicts: PolicyVerdict[] = [];
-  if (candidates.length > 0) verdicts = await decideCandidates(pool, settings, candidates, input, signal);
+  if (candidates.length > 0) verdicts = await decideCandidates(pool, settings, candidates, inputs, signal);
   const defaultEffect = type === 'beforeToolCall' ? settings.defaultDecision : 'allow';
   const combined = combineVerdicts(verdicts, defaultEffect);
+  const input = options?.fullInput === false ? inputs.digested : inputs.full();
   const evaluation: PolicyEvaluation = { ...combined, type, verdicts, input, latencyMicros: 0 };
   if (event.result !== undefined && combined.redactions.length > 0) {
     const redacted = applyRedactions(event.result, combined.redactions);
@@ -82,7 +89,7 @@ async function decideCandidates(
   pool: PolicyPool,
   settings: EvaluationSettings,
   candidates: Array<[CompiledPolicy, PolicyEventName]>,
-  input: Record<string, unknown>,
+  inputs: PolicyInputs,
   signal: AbortSignal | undefined,
 ): Promise<PolicyVerdict[]> {
   const verdicts: PolicyVerdict[] = new Array(candidates.length);
@@ -93,6 +100,7 @@ async function decideCandidates(
   });
   if (remote.length === 0) return verdicts;
 
+  const input = inputs.full();
   if (nestingDepthExceeds(input, settings.maxInputDepth)) {
     for (const i of remote) verdicts[i] = failure(candidates[i]![0], `input is nested deeper than ${settings.maxInputDepth} levels`);
     return verdicts;

@@ -161,8 +161,16 @@ export class PolicyEngine implements ToolPolicy {
    * and `policy eval` use. Never rejects.
    */
   async evaluate(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal?: AbortSignal): Promise<PolicyEvaluation> {
+    return this.evaluateAndRecord(type, event, signal, true);
+  }
+
+  /**
+   * `fullInput`: whether the evaluation's input must be what policies saw
+   * (see evaluateEvent); the raw-input log needs it, a digest does not.
+   */
+  private async evaluateAndRecord(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal: AbortSignal | undefined, fullInput: boolean): Promise<PolicyEvaluation> {
     if (this.state !== 'started') return this.refuse(type, event);
-    const evaluation = await evaluateEvent(this.set, this.pool, this.settings, type, event, signal);
+    const evaluation = await evaluateEvent(this.set, this.pool, this.settings, type, event, signal, { fullInput: fullInput || this.logRawArgs });
     this.record(evaluation);
     return evaluation;
   }
@@ -170,7 +178,7 @@ export class PolicyEngine implements ToolPolicy {
   private async decide(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal?: AbortSignal): Promise<ToolPolicyDecision> {
     // No packs at all: nothing to decide and nothing to log, unless an allow-list install denies by default.
     if (!this.mayDecide(type)) return { effect: 'allow', policyIds: [] };
-    const e = await this.evaluate(type, event, signal);
+    const e = await this.evaluateAndRecord(type, event, signal, false);
     const decision: ToolPolicyDecision = { effect: e.effect, policyIds: e.policyIds };
     if (e.reason !== undefined) decision.reason = e.reason;
     if (e.redactedResult !== undefined) decision.redactedResult = e.redactedResult;

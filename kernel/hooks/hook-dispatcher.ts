@@ -59,6 +59,33 @@ export const DEFAULT_HOOK_HANDLER_TIMEOUT_MS = 30_000;
 /** What beforeToolCall handlers decided: a mocked result, or null to run the tool. */
 export type MockOutcome = { isMocked: true; result: MockResult } | null;
 
+const NO_HOOKS: readonly RegisteredHook[] = Object.freeze([]);
+
+/**
+ * The event of one beforeToolCall handler: the context, and a `mock()` that
+ * accepts a result only while `turn.open` (that handler's turn). A function
+ * of its own, so only handlers that run get a closure (in the loop, its scope
+ * would be built for every hook scanned).
+ */
+function mockEvent(context: ToolCallHookContext, run: MockRun, turn: { open: boolean }): BeforeToolCallEvent {
+  return {
+    ...context,
+    mock: (result: MockResult) => {
+      if (!turn.open || run.mocked !== undefined) return false;
+      // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
+      run.mocked = validateMockResult(result);
+      return true;
+    },
+  };
+}
+
+/** The first accepted mock of one runMockHandlers. */
+type MockRun = { mocked: MockResult | undefined };
+
+function mockOutcome(run: MockRun): MockOutcome {
+  return run.mocked === undefined ? null : { isMocked: true, result: run.mocked };
+}
+
 
 /**
  * Stores hooks per operation and dispatches them: one hook at a time, in
@@ -204,34 +231,81 @@ export class HookDispatcher {
    * kept is a deep copy. Delivers no webhooks. Always null in queue mode.
    */
   async dispatchBeforeToolCall(operationId: string, context: ToolCallHookContext): Promise<MockOutcome> {
+    return this.runMockHandlers(operationId, context);
+  }
+
+  /**
+   * dispatchBeforeToolCall without a promise while it can: handlers run in
+   * order, and only once one returns a promise does the rest wait for it (a
+   * sync handler costs no microtask, as in `dispatch`). Never throws.
+   */
+  runMockHandlers(operationId: string, context: ToolCallHookContext): MockOutcome | Promise<MockOutcome> {
     if (this.mode === 'queue') return null;
-    const hooks = this.registrations.get(operationId) ?? [];
-    let mocked: MockResult | undefined;
-    for (const hook of hooks) {
-      if (mocked !== undefined) break;
-      if (hook.type !== 'beforeToolCall' || hook.isControl || !hook.handler || !this.matches(hook, context)) continue;
+    const hooks = this.registrations.get(operationId) ?? NO_HOOKS;
+    const run: MockRun = { mocked: undefined };
+    for (let i = 0; i < hooks.length; i++) {
+      if (run.mocked !== undefined) break;
+      const hook = hooks[i]!;
+      if (!this.mocks(hook, context)) continue;
       // One event per handler: once its handler settled (or timed out), its mock() accepts nothing.
-      let open = true;
-      const event: BeforeToolCallEvent = {
-        ...context,
-        mock: (result: MockResult) => {
-          if (!open || mocked !== undefined) return false;
-          // Throws HOOK_MOCK_INVALID at the call: nothing malformed is ever stored.
-          mocked = validateMockResult(result);
-          return true;
-        },
-      };
+      const turn = { open: true };
+      let pending: unknown;
       try {
         this.delivered(operationId, hook, 'handler', context);
-        const pending = hook.handler(event);
-        if (isThenable(pending)) await this.bounded(pending, hook);
+        pending = hook.handler!(mockEvent(context, run, turn));
       } catch (err) {
-        this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, hookType: hook.type, error: errorMessage(err), mockedBeforeThrow: mocked !== undefined });
+        this.mockHandlerFailed(operationId, hook, run, err);
+        turn.open = false;
+        continue;
+      }
+      if (isThenable(pending)) return this.finishMockHandlers(operationId, context, hooks, i, pending, turn, run);
+      turn.open = false;
+    }
+    return mockOutcome(run);
+  }
+
+  /** The rest of runMockHandlers once handler `i` returned a promise. */
+  private async finishMockHandlers(
+    operationId: string,
+    context: ToolCallHookContext,
+    hooks: readonly RegisteredHook[],
+    i: number,
+    pending: PromiseLike<unknown>,
+    turn: { open: boolean },
+    run: MockRun,
+  ): Promise<MockOutcome> {
+    try {
+      await this.bounded(pending, hooks[i]!);
+    } catch (err) {
+      this.mockHandlerFailed(operationId, hooks[i]!, run, err);
+    } finally {
+      turn.open = false;
+    }
+    for (let j = i + 1; j < hooks.length; j++) {
+      if (run.mocked !== undefined) break;
+      const hook = hooks[j]!;
+      if (!this.mocks(hook, context)) continue;
+      const next = { open: true };
+      try {
+        this.delivered(operationId, hook, 'handler', context);
+        const result = hook.handler!(mockEvent(context, run, next));
+        if (isThenable(result)) await this.bounded(result, hook);
+      } catch (err) {
+        this.mockHandlerFailed(operationId, hook, run, err);
       } finally {
-        open = false;
+        next.open = false;
       }
     }
-    return mocked === undefined ? null : { isMocked: true, result: mocked };
+    return mockOutcome(run);
+  }
+
+  /** Whether `hook` is a beforeToolCall handler that may mock this call. */
+  private mocks(hook: RegisteredHook, context: ToolCallHookContext): boolean {
+    return hook.type === 'beforeToolCall' && !hook.isControl && hook.handler !== undefined && this.matches(hook, context);
+  }
+
+  private mockHandlerFailed(operationId: string, hook: RegisteredHook, run: MockRun, err: unknown): void {
+    this.logger.error('beforeToolCall handler failed', { operationId, hookId: hook.id, hookType: hook.type, error: errorMessage(err), mockedBeforeThrow: run.mocked !== undefined });
   }
 
   /** beforeToolCall controls: caller controls in order, then environment controls. */
@@ -325,10 +399,11 @@ export class HookDispatcher {
     return [...caller, ...env];
   }
 
-  private environmentHooks(): RegisteredHook[] {
-    if (!this.webhooks) return [];
+  private environmentHooks(): readonly RegisteredHook[] {
+    // The usual answer, asked several times a step: shared, not a new array each time.
+    if (!this.webhooks) return NO_HOOKS;
     const raw = this.webhooks.environmentHooks();
-    if (raw.length === 0) return [];
+    if (raw.length === 0) return NO_HOOKS;
     const known = this.envSnapshots.get(raw);
     if (known) return known;
     // Env hooks carry the reserved prefix, so they are validated here, not dropped.

@@ -8,7 +8,7 @@ import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, St
 import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
 import { TERMINAL_STATUSES, type MessageRecord, type NewMessage, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
 import { activeMessages, locateToolCall, type RunningOperation } from './running-operation.js';
-import { awaitsApproval, callAllowed, compactableCount, decideNextStep, SUBAGENT_IDENTIFIER } from './next-step.js';
+import { awaitsApproval, callAllowed, compactableCount, decideNextStep, SUBAGENT_IDENTIFIER, type NextStep } from './next-step.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js';
 import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
@@ -305,16 +305,12 @@ export class AgentRuntime {
    * the state the previous one committed, so none overwrites another's.
    */
   private async exclusive<T>(op: RunningOperation, fn: () => Promise<T>): Promise<T> {
-    // Uncontended (every step of a run that nobody completes or decides concurrently): no queue is built.
-    if (op.exclusiveHeld) await new Promise<void>((resolve) => (op.exclusiveWaiters ??= []).push(resolve));
-    else op.exclusiveHeld = true;
+    const turn = acquireTurn(op);
+    if (turn) await turn;
     try {
       return await fn();
     } finally {
-      // Hand the turn straight to the next waiter, or free it.
-      const next = op.exclusiveWaiters?.shift();
-      if (next) next();
-      else op.exclusiveHeld = false;
+      releaseTurn(op);
     }
   }
 
@@ -322,13 +318,19 @@ export class AgentRuntime {
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
-      const next = await this.exclusive(op, async () => {
-        const decided = decideNextStep(op.agent, op.record.state, op.messages);
-        if (decided.kind === 'step') await this.runStep(op, decided.step);
+      // Each step takes the operation's turn (as `exclusive` does, inline: no closure and no extra
+      // async frame per step on the hot path).
+      const turn = acquireTurn(op);
+      if (turn) await turn;
+      let next: NextStep;
+      try {
+        next = decideNextStep(op.agent, op.record.state, op.messages);
+        if (next.kind === 'step') await this.runStep(op, next.step);
         // Parked, decided under the lock: a completion that comes after this sees no loop and launches one.
-        else if (decided.kind === 'park') op.loopActive = false;
-        return decided;
-      });
+        else if (next.kind === 'park') op.loopActive = false;
+      } finally {
+        releaseTurn(op);
+      }
       if (next.kind === 'park') return this.notify(op);
       if (next.kind === 'finish') return this.finish(op, next.reason);
     }
@@ -365,7 +367,7 @@ export class AgentRuntime {
         commit.messages!.push({ role: 'assistant', content: response.text, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
         after.content = response.text;
         // Observers see only calls the allow-list lets through: a refused call reaches no hook (the gate's first stage).
-        after.toolCalls = toolCalls.filter((c) => callAllowed(op.agent, c) && (c.identifier === SUBAGENT_IDENTIFIER || toolEntryFor(this.deps, c) !== undefined));
+        after.toolCalls = toolCalls.filter((c) => callAllowed(op.agent, c) && (c.identifier === SUBAGENT_IDENTIFIER || toolEntryFor(this.deps, op.agent, c) !== undefined));
         this.deps.events.emit({ type: 'assistant_message', operationId, stepIndex, text: response.text, toolCalls });
         break;
       }
@@ -582,7 +584,7 @@ export class AgentRuntime {
     const located = locateToolCall(op.messages, toolCallId);
     if (!located) return { published: false };
     const { call } = located;
-    const context = toolCallContext(op, call, op.record.state.stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : toolEntryFor(this.deps, call)?.tool.toolSource);
+    const context = toolCallContext(op, call, op.record.state.stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : toolEntryFor(this.deps, op.agent, call)?.tool.toolSource);
     const result = await controlResult(this.deps, op, context, raw, false);
     if (result === 'cancelled') return { published: false };
     const state = copyState(op.record.state);
@@ -741,6 +743,26 @@ export class AgentRuntime {
     if (op.record.parentOperationId) event.parentOperationId = op.record.parentOperationId;
     return event;
   }
+}
+
+/**
+ * Takes the operation's turn (see AgentRuntime.exclusive): undefined when it
+ * was free and is now held, else a promise that resolves once it is handed
+ * over (uncontended, the usual case: no promise and no queue).
+ */
+function acquireTurn(op: RunningOperation): Promise<void> | undefined {
+  if (!op.exclusiveHeld) {
+    op.exclusiveHeld = true;
+    return undefined;
+  }
+  return new Promise<void>((resolve) => (op.exclusiveWaiters ??= []).push(resolve));
+}
+
+/** Hands the turn straight to the next waiter, or frees it. */
+function releaseTurn(op: RunningOperation): void {
+  const next = op.exclusiveWaiters?.shift();
+  if (next) next();
+  else op.exclusiveHeld = false;
 }
 
 function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, unknown> {

@@ -13,9 +13,14 @@ const compiled = new WeakMap<object, ValidateFunction | { broken: string }>();
 
 /**
  * Why `args` do not satisfy `schema`, as a message the model can act on
- * (`args/key must be string`), or undefined when they do. Synchronous.
+ * (`args/key must be string`), or undefined when they do. `tool` names the
+ * tool in the message. Synchronous.
  */
-export function argumentSchemaError(toolName: string, schema: Record<string, unknown> | undefined, args: Readonly<Record<string, unknown>>): string | undefined {
+export function argumentSchemaError(
+  tool: { readonly identifier: string; readonly apiName: string },
+  schema: Record<string, unknown> | undefined,
+  args: Readonly<Record<string, unknown>>,
+): string | undefined {
   if (!schema || typeof schema !== 'object') return undefined;
   let validate = compiled.get(schema);
   if (!validate) {
@@ -26,7 +31,8 @@ export function argumentSchemaError(toolName: string, schema: Record<string, unk
     }
     compiled.set(schema, validate);
   }
-  if ('broken' in validate) return `the input schema of ${toolName} cannot be used (${validate.broken}), so no call of it can run`;
+  const toolName = () => `${tool.identifier}/${tool.apiName}`;
+  if ('broken' in validate) return `the input schema of ${toolName()} cannot be used (${validate.broken}), so no call of it can run`;
   if (validate(args)) return undefined;
-  return `the arguments do not match the input schema of ${toolName}: ${ajv.errorsText(validate.errors, { dataVar: 'args' })}`;
+  return `the arguments do not match the input schema of ${toolName()}: ${ajv.errorsText(validate.errors, { dataVar: 'args' })}`;
 }

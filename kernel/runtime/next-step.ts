@@ -1,9 +1,11 @@
-import { DEFAULT_MAX_STEPS, toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import { DEFAULT_MAX_STEPS, type AgentDefinition } from '../agent-definition.js';
 import type { StepKind, TerminalReason } from '../hooks/hook-types.js';
 import { estimateTokens, type Message, type ToolCall } from '../messages.js';
 import type { OperationState } from '../store.js';
+import { callAllowed, callFacts, callNeedsApproval, SUBAGENT_IDENTIFIER } from './call-facts.js';
 
-export const SUBAGENT_IDENTIFIER = 'agents';
+// The allow-list and the approval requirement (remembered per admitted call, see call-facts.ts).
+export { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER };
 
 /** The input schema of every sub-agent call (`agents/<id>`). */
 export const SUBAGENT_PARAMETERS: Readonly<Record<string, unknown>> = Object.freeze({
@@ -12,20 +14,11 @@ export const SUBAGENT_PARAMETERS: Readonly<Record<string, unknown>> = Object.fre
   required: ['instruction'],
 });
 
-/** The allow-list: `agents/<id>` for the agent's sub-agents, any other tool by `tools`. Pure. */
-export function callAllowed(agent: AgentDefinition, call: Pick<ToolCall, 'identifier' | 'apiName'>): boolean {
-  if (call.identifier === SUBAGENT_IDENTIFIER) return (agent.subagents ?? []).includes(call.apiName);
-  return toolListCovers(agent.tools, call.identifier, call.apiName);
-}
-
-/** Whether `approval.tools` covers the call (`*` covers sub-agent calls too). Pure. */
-export function callNeedsApproval(agent: AgentDefinition, call: Pick<ToolCall, 'identifier' | 'apiName'>): boolean {
-  return toolListCovers(agent.approval?.tools, call.identifier, call.apiName);
-}
-
 /** Calls that would wait for a human at the approval stage of the gate: allowed, valid arguments, covered, not approved. */
 export function awaitsApproval(agent: AgentDefinition, state: OperationState, call: ToolCall): boolean {
-  return call.argumentError === undefined && callAllowed(agent, call) && callNeedsApproval(agent, call) && !state.approvedToolCallIds.includes(call.id);
+  if (call.argumentError !== undefined) return false;
+  const facts = callFacts(agent, call);
+  return facts.allowed && facts.needsApproval && !state.approvedToolCallIds.includes(call.id);
 }
 
 export type NextStep = { kind: 'step'; step: StepKind } | { kind: 'finish'; reason: TerminalReason } | { kind: 'park' };

@@ -1,14 +1,16 @@
 import { errorMessage } from '../errors.js';
 import type { ControlVerdict, PendingTool, ToolCallHookContext } from '../hooks/hook-types.js';
+import type { MockOutcome } from '../hooks/hook-dispatcher.js';
 import type { ToolCall, ToolResult } from '../messages.js';
-import type { CanonicalArgs, ToolDefinition, ToolSource } from '../tools.js';
+import type { CanonicalArgs } from '../tools.js';
 import type { AgentDefinition } from '../agent-definition.js';
 import { argumentSchemaError } from './argument-schema.js';
-import { callAllowed, callNeedsApproval, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
+import { callFacts, toolEntryIn, type ToolEntry } from './call-facts.js';
+import { callAllowed, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
 import { isMintedCallId, mintToolCalls } from './tool-call-identity.js';
 import type { OperationState } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
-import { toolKey, type RuntimeDeps } from './runtime-deps.js';
+import type { RuntimeDeps } from './runtime-deps.js';
 
 /** What the gate let through, refused, or parked. */
 export type GateVerdict =
@@ -26,10 +28,13 @@ export type GateVerdict =
   | { kind: 'needs_approval'; pending: PendingTool }
   | { kind: 'cancelled' };
 
-/** The tool a call names, only when identifier and apiName match exactly (no `a/b` + `c` vs `a` + `b/c` confusion). */
-export function toolEntryFor(deps: RuntimeDeps, call: ToolCall): { tool: ToolDefinition; source: ToolSource } | undefined {
-  const entry = deps.tools.get(toolKey(call.identifier, call.apiName));
-  return entry && entry.tool.identifier === call.identifier && entry.tool.apiName === call.apiName ? entry : undefined;
+/**
+ * The tool a call of `agent` names, only when identifier and apiName match
+ * exactly (no `a/b` + `c` vs `a` + `b/c` confusion); remembered per admitted
+ * call (call-facts.ts).
+ */
+export function toolEntryFor(deps: RuntimeDeps, agent: AgentDefinition, call: ToolCall): ToolEntry | undefined {
+  return toolEntryIn(deps.tools, agent, call);
 }
 
 /**
@@ -39,14 +44,17 @@ export function toolEntryFor(deps: RuntimeDeps, call: ToolCall): { tool: ToolDef
  * policy ever sees them). Calls the agent may not make are left for the
  * gate's allow-list. Synchronous; never throws.
  */
-export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[], options: { keepIds?: boolean } = {}): ToolCall[] {
+export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls: readonly ToolCall[], options?: { keepIds?: boolean }): ToolCall[] {
   if (calls.length === 0) return [];
-  return mintToolCalls(calls, options).map((call) => {
-    if (call.argumentError !== undefined || !callAllowed(agent, call)) return call;
-    const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, call)?.tool.parameters;
-    const problem = argumentSchemaError(`${call.identifier}/${call.apiName}`, schema as Record<string, unknown> | undefined, call.args);
-    return problem === undefined ? call : Object.freeze({ ...call, argumentError: problem });
-  });
+  const minted = mintToolCalls(calls, options);
+  for (let i = 0; i < minted.length; i++) {
+    const call = minted[i]!;
+    if (call.argumentError !== undefined || !callAllowed(agent, call)) continue;
+    const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, agent, call)?.tool.parameters;
+    const problem = argumentSchemaError(call, schema as Record<string, unknown> | undefined, call.args);
+    if (problem !== undefined) minted[i] = Object.freeze({ ...call, argumentError: problem });
+  }
+  return minted;
 }
 
 /**
@@ -89,65 +97,103 @@ export function readmitLegacyState(deps: RuntimeDeps, agent: AgentDefinition, st
  * `call.args`), so what runs is what the gates saw and what is stored. An
  * approval counts only for the call identity it was given for.
  */
-export async function gateToolCall(
+export function gateToolCall(
   deps: RuntimeDeps,
   op: RunningOperation,
   call: ToolCall,
   context: ToolCallHookContext,
-  /** `toolEntryFor(deps, call)`, which the caller already looked up (undefined for sub-agent calls). */
-  entry: { tool: ToolDefinition; source: ToolSource } | undefined,
-): Promise<GateVerdict> {
-  const operationId = op.record.id;
-  const signal = op.abort.signal;
-  const name = `${call.identifier}/${call.apiName}`;
+  /** `toolEntryFor(deps, op.agent, call)`, which the caller already looked up (undefined for sub-agent calls). */
+  entry: ToolEntry | undefined,
+): GateVerdict | Promise<GateVerdict> {
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
 
   // 1-2. Nothing downstream sees these calls.
-  if (!callAllowed(op.agent, call)) return refused(`Tool "${name}" is not available to this agent.`, 'tool_not_allowed');
-  if (!isSubagent && !entry) return refused(`Tool "${name}" does not exist.`, 'tool_not_found');
+  const facts = callFacts(op.agent, call);
+  if (!facts.allowed) return refused(`Tool "${nameOf(call)}" is not available to this agent.`, 'tool_not_allowed');
+  if (!isSubagent && !entry) return refused(`Tool "${nameOf(call)}" does not exist.`, 'tool_not_found');
   if (call.argumentError !== undefined) return refused(`Error: ${call.argumentError}. Fix the arguments and call the tool again.`, 'invalid_arguments');
 
   // 3. The approval requirement; no policy or control is asked while waiting.
   const approved = op.record.state.approvedToolCallIds.includes(call.id);
-  if (!approved && callNeedsApproval(op.agent, call)) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
+  if (!approved && facts.needsApproval) return { kind: 'needs_approval', pending: pendingTool(call, 'This tool needs approval.') };
 
-  // 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call).
-  if (deps.policies.length > 0) {
-    let policyEvent: ToolCallHookContext & { canonical?: CanonicalArgs } = context;
-    if (entry?.source.canonicalArgs) {
-      try {
-        const canonical = await entry.source.canonicalArgs({ identifier: call.identifier, apiName: call.apiName, args: call.args });
-        policyEvent = { ...context, canonical };
-      } catch (err) {
-        // Fail closed: a policy must never decide on a spelling the tool would resolve differently.
-        return denied(`Blocked: what the arguments of ${name} name could not be determined (${errorMessage(err)}).`);
-      }
-    }
-    for (const policy of deps.policies) {
-      if (policy.mayDecide?.('beforeToolCall') === false) continue;
-      const decision = await policy.evaluateToolCall(policyEvent, signal);
-      if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.');
-      if (decision.effect === 'ask' && !approved) return { kind: 'needs_approval', pending: pendingTool(call, decision.reason) };
+  // 4-6. Synchronous while nothing is asynchronous: no policy, no control webhook, handlers that return no promise.
+  // (With a source's canonicalArgs the policy stage always runs: a failure to derive them denies, as it always did.)
+  if (deps.policies.length > 0 && (entry?.source.canonicalArgs !== undefined || anyPolicyMayDecide(deps))) return policyStage(deps, op, call, context, entry, approved);
+  if (deps.dispatcher.mightHandle(op.record.id, 'beforeToolCall', 'control')) return controlStage(deps, op, context);
+  return mockStage(deps, op, context);
+}
+
+/** Whether a policy would decide a beforeToolCall (a policy engine without packs never does: `mayDecide`). */
+function anyPolicyMayDecide(deps: RuntimeDeps): boolean {
+  for (const policy of deps.policies) if (policy.mayDecide?.('beforeToolCall') !== false) return true;
+  return false;
+}
+
+/** 4. Policies (in-process controls, before webhooks: a local deny costs no HTTP call), then 5 and 6. */
+async function policyStage(
+  deps: RuntimeDeps,
+  op: RunningOperation,
+  call: ToolCall,
+  context: ToolCallHookContext,
+  entry: ToolEntry | undefined,
+  approved: boolean,
+): Promise<GateVerdict> {
+  const signal = op.abort.signal;
+  let policyEvent: ToolCallHookContext & { canonical?: CanonicalArgs } = context;
+  if (entry?.source.canonicalArgs) {
+    try {
+      const canonical = await entry.source.canonicalArgs({ identifier: call.identifier, apiName: call.apiName, args: call.args });
+      policyEvent = { ...context, canonical };
+    } catch (err) {
+      // Fail closed: a policy must never decide on a spelling the tool would resolve differently.
+      return denied(`Blocked: what the arguments of ${nameOf(call)} name could not be determined (${errorMessage(err)}).`);
     }
   }
+  for (const policy of deps.policies) {
+    if (policy.mayDecide?.('beforeToolCall') === false) continue;
+    const decision = await policy.evaluateToolCall(policyEvent, signal);
+    if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.');
+    if (decision.effect === 'ask' && !approved) return { kind: 'needs_approval', pending: pendingTool(call, decision.reason) };
+  }
+  if (deps.dispatcher.mightHandle(op.record.id, 'beforeToolCall', 'control')) return controlStage(deps, op, context);
+  return mockStage(deps, op, context);
+}
 
-  // 5. Webhook controls.
-  const verdict: ControlVerdict = deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'control')
-    ? await deps.dispatcher.evaluateToolCall(operationId, context, signal)
-    : { decision: 'allow' };
-  if (verdict.decision === 'cancelled') return { kind: 'cancelled' };
+/** 5. Webhook controls, then 6. */
+async function controlStage(deps: RuntimeDeps, op: RunningOperation, context: ToolCallHookContext): Promise<GateVerdict> {
+  const verdict: ControlVerdict = await deps.dispatcher.evaluateToolCall(op.record.id, context, op.abort.signal);
+  if (verdict.decision === 'cancelled') return CANCELLED;
   if (verdict.decision === 'blocked') return { kind: 'denied', result: blockedResult(verdict.reason, verdict.classification), observed: true };
+  return mockStage(deps, op, context);
+}
 
-  // 6. Observation webhooks (in the background; they never block execution), then mocks.
+/** 6. Observation webhooks (in the background; they never block execution), then mocks. */
+function mockStage(deps: RuntimeDeps, op: RunningOperation, context: ToolCallHookContext): GateVerdict | Promise<GateVerdict> {
+  const operationId = op.record.id;
+  const signal = op.abort.signal;
   if (deps.dispatcher.mightHandle(operationId, 'beforeToolCall', 'webhook-notification')) {
     void deps.dispatcher.dispatch(operationId, 'beforeToolCall', context as never, { signal, webhooksOnly: true }).catch((err) =>
       deps.logger.warn('beforeToolCall observation failed', { operationId, error: errorMessage(err) }),
     );
   }
-  const mock = await deps.dispatcher.dispatchBeforeToolCall(operationId, context);
-  if (signal.aborted) return { kind: 'cancelled' };
+  const mock = deps.dispatcher.runMockHandlers(operationId, context);
+  return mock instanceof Promise ? mock.then((m) => mockVerdict(m, signal)) : mockVerdict(mock, signal);
+}
+
+function mockVerdict(mock: MockOutcome, signal: AbortSignal): GateVerdict {
+  if (signal.aborted) return CANCELLED;
   if (mock) return { kind: 'mocked', result: { success: true, executionTime: 0, ...mock.result } };
-  return { kind: 'allowed' };
+  return ALLOWED;
+}
+
+// Verdicts without data, shared (frozen) instead of built for every call.
+const ALLOWED: GateVerdict = Object.freeze({ kind: 'allowed' });
+const CANCELLED: GateVerdict = Object.freeze({ kind: 'cancelled' });
+
+/** `identifier/apiName`, for messages (built only when one is needed). */
+function nameOf(call: ToolCall): string {
+  return `${call.identifier}/${call.apiName}`;
 }
 
 /** The result of a denied or control-failed call: costs nothing, runs nothing. */

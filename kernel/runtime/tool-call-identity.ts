@@ -18,12 +18,31 @@ export const MAX_ARGUMENT_NODES = 100_000;
  * call's identity.
  */
 const PROCESS_PREFIX = `call_${randomBytes(8).toString('hex')}`;
-let counter = 0;
+
+/**
+ * The character codes of the last id minted: the prefix, then the counter as
+ * 16 hex digits, counted up in place. One `String.fromCharCode` makes each id
+ * a single flat string (concatenating prefix and counter makes a rope of
+ * three strings, which every GC that keeps the stored call copies again).
+ */
+const ID_CODES: number[] = Array.from(`${PROCESS_PREFIX}${'0'.repeat(16)}`, (c) => c.charCodeAt(0));
+const COUNTER_START = PROCESS_PREFIX.length;
 
 /** A call identity the runtime mints: unique, never taken from the model. 37 characters, `[a-z0-9_]`. */
 export function mintCallId(): string {
-  counter += 1;
-  return PROCESS_PREFIX + counter.toString(16).padStart(16, '0');
+  for (let i = ID_CODES.length - 1; i >= COUNTER_START; i--) {
+    const c = ID_CODES[i]!;
+    if (c === 0x39) {
+      ID_CODES[i] = 0x61; // '9' -> 'a'
+      break;
+    }
+    if (c !== 0x66) {
+      ID_CODES[i] = c + 1;
+      break;
+    }
+    ID_CODES[i] = 0x30; // 'f' -> '0', carry (2^64 ids would wrap)
+  }
+  return String.fromCharCode.apply(null, ID_CODES);
 }
 
 const MINTED = /^call_[0-9a-f]{32}$/;
@@ -45,21 +64,29 @@ export function isMintedCallId(id: string): boolean {
  * the random ids; never throws. `keepIds` re-admits calls stored before
  * ids were minted (their id stays, as the stored conversation names it).
  */
-export function mintToolCalls(calls: readonly ToolCall[], options: { keepIds?: boolean } = {}): ToolCall[] {
-  return calls.map((call) => {
-    const copied = copyArguments(call.args);
-    const error = copied instanceof ArgumentRefusal ? copied.reason : undefined;
-    const minted: ToolCall = {
-      id: options.keepIds ? call.id : mintCallId(),
-      identifier: String(call.identifier),
-      apiName: String(call.apiName),
-      args: copied instanceof ArgumentRefusal ? Object.freeze({}) : copied,
-      ...(typeof call.id === 'string' && call.id !== '' ? { nativeId: call.id } : {}),
-      ...(error !== undefined ? { argumentError: error } : {}),
-    };
-    return Object.freeze(minted);
-  });
+export function mintToolCalls(calls: readonly ToolCall[], options?: { keepIds?: boolean }): ToolCall[] {
+  const keepIds = options?.keepIds === true;
+  const out = new Array<ToolCall>(calls.length);
+  for (let i = 0; i < calls.length; i++) out[i] = mintToolCall(calls[i]!, keepIds);
+  return out;
 }
+
+/** One call of mintToolCalls. Built field by field (no spread of optional parts): this runs for every call. */
+function mintToolCall(call: ToolCall, keepId: boolean): ToolCall {
+  const copied = copyArguments(call.args);
+  const refused = copied instanceof ArgumentRefusal;
+  const minted: { -readonly [K in keyof ToolCall]: ToolCall[K] } = {
+    id: keepId ? call.id : mintCallId(),
+    identifier: String(call.identifier),
+    apiName: String(call.apiName),
+    args: refused ? FROZEN_EMPTY : copied,
+  };
+  if (typeof call.id === 'string' && call.id !== '') minted.nativeId = call.id;
+  if (refused) minted.argumentError = copied.reason;
+  return Object.freeze(minted);
+}
+
+const FROZEN_EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Why a call's arguments were refused (thrown inside the walk, caught by copyArguments). */
 class ArgumentRefusal {
@@ -75,7 +102,7 @@ class ArgumentRefusal {
  */
 function copyArguments(args: unknown): Record<string, unknown> | ArgumentRefusal {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return new ArgumentRefusal('the arguments must be a JSON object');
-  const budget = { nodes: MAX_ARGUMENT_NODES };
+  const budget: Budget = { nodes: MAX_ARGUMENT_NODES };
   try {
     return frozenCopy(args, 1, budget) as Record<string, unknown>;
   } catch (err) {
@@ -84,7 +111,9 @@ function copyArguments(args: unknown): Record<string, unknown> | ArgumentRefusal
   }
 }
 
-function frozenCopy(value: unknown, depth: number, budget: { nodes: number }): unknown {
+type Budget = { nodes: number };
+
+function frozenCopy(value: unknown, depth: number, budget: Budget): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
   if (typeof value === 'bigint') throw new ArgumentRefusal('the arguments are not JSON (a BigInt)');

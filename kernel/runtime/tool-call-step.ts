@@ -26,13 +26,15 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
   const signal = op.abort.signal;
   // Sub-agent calls reach this step only when the gate refuses them; no tool source answers for `agents/`.
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
-  const entry = isSubagent ? undefined : toolEntryFor(deps, call);
+  const entry = isSubagent ? undefined : toolEntryFor(deps, op.agent, call);
   const context = toolCallContext(op, call, stepIndex, isSubagent ? 'agent' : entry?.tool.toolSource);
 
-  const verdict = await gateToolCall(deps, op, call, context, entry);
+  // Synchronous when every stage was (no policy, no control webhook, sync handlers): no microtask for it.
+  const gated = gateToolCall(deps, op, call, context, entry);
+  const verdict = gated instanceof Promise ? await gated : gated;
   if (verdict.kind === 'cancelled') return { kind: 'cancelled' };
   if (verdict.kind === 'needs_approval') return verdict;
-  if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, { observed: verdict.observed });
+  if (verdict.kind === 'denied') return published(deps, op, context, verdict.result, false, undefined, undefined, verdict.observed);
 
   let result: ToolResult;
   let threw: string | undefined;
@@ -56,7 +58,7 @@ export async function runToolCall(deps: RuntimeDeps, op: RunningOperation, call:
     }
   }
   if (signal.aborted) return { kind: 'cancelled' };
-  return published(deps, op, context, result, verdict.kind === 'mocked', { threw, started });
+  return published(deps, op, context, result, verdict.kind === 'mocked', threw, started, true);
 }
 
 /**
@@ -97,7 +99,9 @@ async function published(
   context: ToolCallHookContext,
   raw: ToolResult,
   mocked: boolean,
-  { threw, started, observed = true }: { threw?: string; started?: number; observed?: boolean },
+  threw: string | undefined,
+  started: number | undefined,
+  observed: boolean,
 ): Promise<ToolCallOutcome> {
   // No `started`: a denial before execution, which gets no result control.
   const result = started === undefined ? raw : await controlResult(deps, op, context, raw, mocked);
