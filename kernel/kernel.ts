@@ -295,9 +295,8 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
 
   /** As {@link requireStarted}, and refuses once stop() began: nothing new starts or continues then. */
   private requireAccepting(): { runtime: AgentRuntime; dispatcher: HookDispatcher } {
-    const started = this.requireStarted();
-    if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; it accepts no new work');
-    return started;
+    if (this.stopping && this.runtime) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; it accepts no new work');
+    return this.requireStarted();
   }
 
   private requireStarted(): { runtime: AgentRuntime; dispatcher: HookDispatcher } {
