@@ -22,6 +22,11 @@ export interface HookgateConfig extends KernelConfig {
   policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
   /** `extra`: plugin modules by path (relative to `baseDir`) or package name, loaded when the kernel starts. */
   plugins: { settings: Readonly<Record<string, unknown>>; extra: readonly string[] };
+  /**
+   * Where the values came from, for errors found after loading (an unknown `store.driver`): `file` as errors name it
+   * (`hookgate.config.yaml`, the `--config` path, `(defaults)`), `env` the HOOKGATE_* variable that set a key path.
+   */
+  source?: { file: string; env: Readonly<Record<string, string>> };
 }
 
 /** Fills defaults; relative paths resolve against `baseDir`. */

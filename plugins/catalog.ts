@@ -40,18 +40,24 @@ export function pluginsForConfig(config: HookgateConfig, extra: readonly Plugin[
       const available = [...new Set(offering.flatMap((p) => (p.drivers ?? []).filter((d) => d.kind === kind).map((d) => `${d.name} (${p.id})`)))];
       throw new HookgateError(
         'CONFIG_INVALID',
-        `${field}: no plugin provides the ${kind} driver ${JSON.stringify(name)}; available: ${available.join(', ') || 'none'}. A plugin declares it with drivers: [{ kind: '${kind}', name: '${name}' }]; load it with plugins.extra`,
+        `${whereSet(config, field)}${field}: no plugin provides the ${kind} driver ${JSON.stringify(name)}; available: ${available.join(', ') || 'none'}. A plugin declares it with drivers: [{ kind: '${kind}', name: '${name}' }]; load it with plugins.extra`,
         { details: { field, driver: name, available } },
       );
     }
     if (chosen.length > 1) {
-      throw new HookgateError('CONFIG_INVALID', `${field}: plugins ${chosen.map((p) => `"${p.id}"`).join(' and ')} both provide the ${kind} driver ${JSON.stringify(name)}; only one may`, {
+      throw new HookgateError('CONFIG_INVALID', `${whereSet(config, field)}${field}: plugins ${chosen.map((p) => `"${p.id}"`).join(' and ')} both provide the ${kind} driver ${JSON.stringify(name)}; only one may`, {
         details: { field, driver: name, plugins: chosen.map((p) => p.id) },
       });
     }
     plugins = plugins.filter((p) => !offering.includes(p) || chosen.includes(p));
   }
   return plugins;
+}
+
+/** `HOOKGATE_STORE__DRIVER: ` or `hookgate.config.yaml: ` when loadConfig recorded where `field` was set; nothing for defaults. */
+function whereSet(config: HookgateConfig, field: string): string {
+  const where = config.source?.env[field] ?? config.source?.file;
+  return where && where !== '(defaults)' ? `${where}: ` : '';
 }
 
 /**

@@ -91,7 +91,7 @@ describe('loadConfig', () => {
       (err: unknown) => {
         assert.ok(isHookgateError(err));
         assert.equal(err.code, 'CONFIG_INVALID');
-        assert.match(err.message, /^store\.driver: no plugin provides the store driver "postgres"; available: sqlite \(store-sqlite\), memory \(store-memory\)\./);
+        assert.match(err.message, /^hookgate\.config\.yaml: store\.driver: no plugin provides the store driver "postgres"; available: sqlite \(store-sqlite\), memory \(store-memory\)\./);
         return true;
       },
     );
