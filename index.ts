@@ -11,13 +11,15 @@ import type { HookgateConfig } from './config/defaults.js';
 import { loadConfig, type LoadConfigOptions } from './config/load-config.js';
 import { Kernel, type KernelOptions } from './kernel/kernel.js';
 import type { Plugin } from './kernel/plugin.js';
-import { pluginsForConfig } from './plugins/catalog.js';
+import { pluginsForConfig, resolvePlugins } from './plugins/catalog.js';
 
 export * from './kernel/index.js';
 export { loadConfig, type LoadConfigOptions } from './config/load-config.js';
 export { loadAgentFile } from './config/agent-file.js';
 export type { HookgateConfig } from './config/defaults.js';
-export { pluginsForConfig } from './plugins/catalog.js';
+export { pluginsForConfig, resolvePlugins, BUNDLED_PLUGINS } from './plugins/catalog.js';
+export { loadPluginModules } from './plugins/plugin-modules.js';
+export { HookgateConfigToken } from './config/config-token.js';
 export { definePolicy, type CodePolicyDefinition, type CodePolicyVerdict, type PolicyEventInput } from './policies/define-policy.js';
 export type { PolicyEffect, PolicyEventName } from './policies/policy-types.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
@@ -29,7 +31,7 @@ export interface CreateKernelOptions extends Omit<KernelOptions, 'config' | 'plu
   config?: HookgateConfig | LoadConfigOptions;
   /** Plugins added after the ones the config selects. */
   plugins?: readonly Plugin[];
-  /** Replaces the config's plugin selection entirely. */
+  /** Replaces the config's plugin selection entirely (`plugins.extra` is then not loaded either). */
   replacePlugins?: readonly Plugin[];
 }
 
@@ -37,11 +39,22 @@ export interface CreateKernelOptions extends Omit<KernelOptions, 'config' | 'plu
  * Builds a kernel with the plugins the config selects (not started: call
  * `start()`). `createKernel()` reads ./hookgate.config.yaml (or runs on
  * embedded defaults); `createKernel({ plugins: [myPlugin] })` adds plugins.
+ *
+ * With `plugins.extra` in the config, its modules are loaded (dynamic
+ * import) when `kernel.start()` begins, since loading is asynchronous: the
+ * driver selection (`store.driver`) then also sees their drivers, and
+ * `kernel.plugins()` lists them from start on; a missing or invalid module
+ * rejects `start()` with CONFIG_INVALID naming `plugins.extra[i]` and the
+ * module. Without it, the plugins are chosen here, synchronously (an unknown
+ * `store.driver` throws here). `await resolvePlugins(config)` gives the same
+ * list ahead of time.
  */
-export function createKernel(options: CreateKernelOptions = {}): Kernel {
+export function createKernel(options: CreateKernelOptions = {}): Kernel<HookgateConfig> {
   const config = isLoaded(options.config) ? options.config : loadConfig(options.config ?? {});
-  const plugins = options.replacePlugins ?? [...pluginsForConfig(config), ...(options.plugins ?? [])];
-  return new Kernel({ ...options, config, plugins });
+  const added = options.plugins ?? [];
+  if (options.replacePlugins) return new Kernel<HookgateConfig>({ ...options, config, plugins: options.replacePlugins });
+  if ((config.plugins.extra ?? []).length === 0) return new Kernel<HookgateConfig>({ ...options, config, plugins: [...pluginsForConfig(config), ...added] });
+  return new Kernel<HookgateConfig>({ ...options, config, plugins: [], loadPlugins: async () => [...(await resolvePlugins(config)), ...added] });
 }
 
 function isLoaded(c: CreateKernelOptions['config']): c is HookgateConfig {

@@ -1,12 +1,15 @@
 import path from 'node:path';
+import type { KernelConfig } from '../kernel/kernel-config.js';
 import type { ParsedConfig } from './schema.js';
-import type { LOG_LEVELS } from './schema.js';
 
-/** The configuration with every default filled in; what plugins read. */
-export interface HookgateConfig {
-  dataDir: string;
-  log: { level: (typeof LOG_LEVELS)[number]; format: 'json' | 'pretty' };
-  store: { driver: 'sqlite' | 'memory'; sqlite: { path: string; backgroundCheckpoints: boolean } };
+/**
+ * The configuration with every default filled in: the kernel's part
+ * (`KernelConfig`) plus the sections of the bundled plugins, which they read
+ * through `HookgateConfigToken`. `store.driver` names the plugin that
+ * provides the store (a plugin's `drivers: [{ kind: 'store', name }]`).
+ */
+export interface HookgateConfig extends KernelConfig {
+  store: { driver: string; sqlite: { path: string; backgroundCheckpoints: boolean } };
   sandbox: { root: string };
   models: { openai: { baseUrl: string; apiKeyEnv: string; model?: string; timeoutSeconds: number } };
   webhooks: {
@@ -17,12 +20,13 @@ export interface HookgateConfig {
   };
   /** `pathsAreDefault`: the paths were not configured, so a missing default folder just means no policies. */
   policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
-  /** `handlerTimeoutMs`: bound on one local hook handler call (default 30,000 ms). */
-  hooks: { handlerTimeoutMs: number };
-  /** `settings`: each plugin's own section by plugin id, as written (the plugin's schema validates it at kernel start). */
-  plugins: { settings: Readonly<Record<string, unknown>> };
-  /** Folder the config file was read from (or the working directory); relative paths resolve against it. */
-  baseDir: string;
+  /** `extra`: plugin modules by path (relative to `baseDir`) or package name, loaded when the kernel starts. */
+  plugins: { settings: Readonly<Record<string, unknown>>; extra: readonly string[] };
+  /**
+   * Where the values came from, for errors found after loading (an unknown `store.driver`): `file` as errors name it
+   * (`hookgate.config.yaml`, the `--config` path, `(defaults)`), `env` the HOOKGATE_* variable that set a key path.
+   */
+  source?: { file: string; env: Readonly<Record<string, string>> };
 }
 
 /** Fills defaults; relative paths resolve against `baseDir`. */
@@ -65,6 +69,6 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
       hotReload: parsed.policies?.hotReload ?? false,
     },
     hooks: { handlerTimeoutMs: parsed.hooks?.handlerTimeoutMs ?? 30_000 },
-    plugins: { settings: parsed.plugins?.settings ?? {} },
+    plugins: { settings: parsed.plugins?.settings ?? {}, extra: parsed.plugins?.extra ?? [] },
   };
 }

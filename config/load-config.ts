@@ -74,6 +74,7 @@ export function loadConfig(options: LoadConfigOptions = {}): HookgateConfig {
     throw new HookgateError('CONFIG_INVALID', lines.join('\n'), { details: { source, problems: lines } });
   }
   const config = withDefaults(result.output, baseDir);
+  config.source = { file: source, env: Object.fromEntries(fromEnv) };
   const unsafe = unsafeSandboxRoot(config);
   if (unsafe !== undefined) {
     const real = realSandboxRoot(config.sandbox.root);

@@ -87,7 +87,11 @@ export const ConfigSchema = v.strictObject({
   ),
   store: v.optional(
     v.strictObject({
-      driver: v.optional(v.picklist(['sqlite', 'memory'])),
+      /**
+       * The store driver: the name a store plugin declares (`drivers: [{ kind: 'store', name: 'sqlite' }]`).
+       * Any name is accepted here; the plugin catalog (plugins/catalog.ts) refuses one no loaded plugin provides, listing those that are.
+       */
+      driver: v.optional(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]*$/, 'expected a store driver name (lowercase, such as sqlite or memory)'))),
       sqlite: v.optional(
         v.strictObject({
           path: v.optional(pathString),
@@ -163,6 +167,16 @@ export const ConfigSchema = v.strictObject({
         v.record(
           v.pipe(v.string(), v.regex(PLUGIN_ID_PATTERN, 'expected a plugin id (kebab-case, such as greeting-tools)')),
           v.unknown(),
+        ),
+      ),
+      /**
+       * Plugin modules to load when the kernel starts: a path (relative to the config file's folder; absolute allowed)
+       * or a package name, each module's default export a plugin (plugins/plugin-modules.ts).
+       */
+      extra: v.optional(
+        v.pipe(
+          stringList,
+          v.check((list) => list.every((s) => s.trim() !== '' && !s.includes('\0')), 'expected module paths or package names, none empty'),
         ),
       ),
     }),

@@ -16,6 +16,7 @@ export const ERROR_CATALOG = {
   PLUGIN_UNDECLARED_BINDING: { category: 'system', summary: 'a plugin bound a token it does not list in provides' },
   PLUGIN_REGISTER_FAILED: { category: 'system', summary: 'a plugin failed while binding its tokens' },
   PLUGIN_START_FAILED: { category: 'system', summary: 'a plugin failed to start' },
+  PLUGIN_READY_FAILED: { category: 'system', summary: "a plugin failed in its ready phase (after every plugin started and the runtime was built)" },
   PLUGIN_STOP_FAILED: { category: 'system', summary: 'a plugin failed to stop' },
   KERNEL_FROZEN: { category: 'user', summary: 'the kernel is started; plugins and hooks can no longer be added' },
   KERNEL_NOT_STARTED: { category: 'user', summary: 'the kernel must be started first' },

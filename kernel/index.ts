@@ -1,12 +1,14 @@
 /** The kernel's public surface: what plugins and embedding code import (re-exported by the package root). */
 export { Kernel, type KernelOptions } from './kernel.js';
+export type { KernelConfig } from './kernel-config.js';
 export type { OperationHandle } from './operation-handle.js';
-export { definePlugin, PLUGIN_ID_PATTERN, type Plugin, type PluginContext, type PluginDefinition, type PluginState } from './plugin.js';
+export { definePlugin, PLUGIN_ID_PATTERN, type Plugin, type PluginContext, type PluginDefinition, type PluginDriver, type PluginState } from './plugin.js';
+export { isPlugin, pluginShapeProblem } from './plugin-shape.js';
 export type { PluginStatus } from './plugin-host.js';
 export { createToken, type Token } from './token.js';
 /** Every service token, as one namespace (`tokens.ToolSources`); each is also exported by name. */
 export * as tokens from './tokens.js';
-export { Config, Logger, Secrets, Environment, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies } from './tokens.js';
+export { Config, Logger, Secrets, Environment, Operations, Hooks, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies } from './tokens.js';
 export { HookgateError, CriticalHookDeliveryError, isHookgateError, errorMessage } from './errors.js';
 export { ERROR_CATALOG, type ErrorCode, type ErrorCategory } from './error-catalog.js';
 export { createLogger, SecretScrubber, type LogLevel, type LogRecord } from './logger.js';

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
-import type { HookgateConfig } from '../config/defaults.js';
 import { HookgateError } from './errors.js';
+import type { KernelConfig } from './kernel-config.js';
+import type { Operations as OperationsContract } from './operations.js';
 import { HookDispatcher, type WebhookSupport } from './hooks/hook-dispatcher.js';
 import { createLogger, SecretScrubber, type Logger as LoggerContract } from './logger.js';
 import type { Plugin } from './plugin.js';
@@ -12,16 +13,24 @@ import { OperationEvents, type OperationEvent } from './runtime/operation-events
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { Config, Environment, Logger, ModelProviders, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { ToolResult } from './messages.js';
 import type { ToolDefinition, ToolSource } from './tools.js';
 
 /** What `new Kernel(options)` takes; `createKernel` fills `config` and `plugins` for you. */
-export interface KernelOptions {
-  config: HookgateConfig;
+export interface KernelOptions<C extends KernelConfig = KernelConfig> {
+  /** The kernel's configuration; `loadConfig` gives a full `HookgateConfig` (which the bundled plugins need). */
+  config: C;
   plugins?: readonly Plugin[];
+  /**
+   * Loads more plugins when `start()` begins, before the graph is validated
+   * (added after `plugins`); `createKernel` passes the loader of
+   * `plugins.extra` here, since loading a module is asynchronous. A failure
+   * rejects `start()` and nothing starts.
+   */
+  loadPlugins?: () => Promise<readonly Plugin[]>;
   logger?: LoggerContract;
   scrubber?: SecretScrubber;
   /** Builds webhook delivery once plugins are started (kernel/hooks/webhook); without it, webhook hooks are rejected. */
@@ -32,35 +41,65 @@ export interface KernelOptions {
   deliveryMode?: 'local' | 'queue';
 }
 
-const CORE_TOKENS: readonly Token<unknown>[] = [Config, Logger, Secrets, Environment];
+/** Bound by the kernel once its runtime is built, before any plugin's `ready`. */
+const LATE_TOKENS: readonly Token<unknown>[] = [Operations, Hooks];
+const CORE_TOKENS: readonly Token<unknown>[] = [Config, Logger, Secrets, Environment, ...LATE_TOKENS];
 
 /**
  * The microkernel: a tsyringe child container, the plugin lifecycle, one hook
  * dispatcher and one agent runtime. Plugins are added before `start()`;
  * after it, nothing can be added.
+ *
+ * Start: load `loadPlugins` modules, validate the graph and settings, make
+ * each plugin's state, register all, start each in dependency order, build
+ * the dispatcher and the runtime, bind `Operations` and `Hooks`, then run each
+ * plugin's `ready` in start order. Stop: refuse new work first (every
+ * `Operations` / kernel method that starts or continues an operation throws
+ * KERNEL_STOPPED), then stop the runtime's loops (a running operation stays
+ * `running` in the store, for `resume`), then stop the plugins in reverse
+ * start order.
  */
-export class Kernel {
-  readonly config: HookgateConfig;
+export class Kernel<C extends KernelConfig = KernelConfig> {
+  /** The config it was given (`createKernel` gives a whole `HookgateConfig`). */
+  readonly config: C;
   readonly logger: LoggerContract;
   readonly secrets: SecretScrubber;
   readonly agents = new AgentRegistry();
   readonly events = new OperationEvents();
   private readonly host: PluginHost;
-  private readonly options: KernelOptions;
+  private readonly options: KernelOptions<C>;
   private dispatcherInstance: HookDispatcher | undefined;
   private runtime: AgentRuntime | undefined;
+  /** Set when stop() begins: from then on no new work is accepted. */
+  private stopping = false;
+  private readonly operationsFacade: OperationsContract;
 
-  constructor(options: KernelOptions) {
+  constructor(options: KernelOptions<C>) {
     this.options = options;
     this.config = options.config;
     this.secrets = options.scrubber ?? new SecretScrubber();
     this.logger = options.logger ?? createLogger({ level: options.config.log.level, format: options.config.log.format, scrubber: this.secrets });
-    this.host = new PluginHost(CORE_TOKENS, options.config.plugins?.settings ?? {});
+    this.host = new PluginHost(CORE_TOKENS, options.config.plugins?.settings ?? {}, LATE_TOKENS);
     this.host.bindCore(Config, this.config);
     this.host.bindCore(Logger, this.logger);
     this.host.bindCore(Secrets, this.secrets);
     this.host.bindCore(Environment, options.env ?? process.env);
     for (const p of options.plugins ?? []) this.host.add(p);
+    this.operationsFacade = Object.freeze({
+      execAgent: (o) => this.execAgent(o),
+      approve: (id, o) => this.approve(id, o),
+      reject: (id, o) => this.reject(id, o),
+      rejectAndContinue: (id, o) => this.rejectAndContinue(id, o),
+      resume: (id) => this.resume(id),
+      abort: (id) => this.abort(id),
+      completeToolCall: (id, callId, result) => this.completeToolCall(id, callId, result),
+      wait: (id, until) => this.waitForOperation(id, until),
+    } satisfies OperationsContract);
+  }
+
+  /** What plugins get as the `Operations` token: start, decide, resume, abort, complete, wait. */
+  get operations(): OperationsContract {
+    return this.operationsFacade;
   }
 
   /** Adds a plugin. Throws KERNEL_FROZEN once the kernel started. */
@@ -69,8 +108,15 @@ export class Kernel {
     return this;
   }
 
-  /** Validates the plugin graph, starts plugins in dependency order, then the runtime. */
+  /**
+   * Loads `loadPlugins` modules, validates the plugin graph, starts plugins
+   * in dependency order, builds the runtime, then runs each plugin's `ready`.
+   * A failing `ready` stops everything and rejects with PLUGIN_READY_FAILED.
+   */
   async start(): Promise<void> {
+    if (this.options.loadPlugins && this.host.phaseName === 'open') {
+      for (const p of await this.options.loadPlugins()) this.host.add(p);
+    }
     await this.host.start();
     try {
       const store = this.host.resolve(Store);
@@ -103,8 +149,16 @@ export class Kernel {
         tools,
         policies: this.host.resolveAll(ToolPolicies),
       });
+      this.host.bindCore(Operations, this.operationsFacade);
+      this.host.bindCore(Hooks, this.dispatcherInstance);
     } catch (err) {
       await this.host.stop().catch(() => undefined);
+      throw err;
+    }
+    try {
+      await this.host.ready();
+    } catch (err) {
+      await this.stop().catch(() => undefined);
       throw err;
     }
   }
@@ -114,7 +168,8 @@ export class Kernel {
     const transports = this.host.resolveAll(WebhookTransports);
     if (transports.length === 0) return undefined;
     return createWebhookSupport({
-      config: this.config,
+      // webhook-support.ts reads only `config.webhooks`, which KernelConfig has.
+      config: this.config as unknown as Parameters<typeof createWebhookSupport>[0]['config'],
       transports,
       userDirectory: this.host.has(UserDirectory) ? this.host.resolve(UserDirectory) : storeUserDirectory(store),
       logger: this.logger.child({ component: 'webhooks' }),
@@ -123,8 +178,12 @@ export class Kernel {
     });
   }
 
-  /** Stops the runtime loops, then plugins in reverse order. Idempotent. */
+  /**
+   * Refuses new work, stops the runtime loops, then stops plugins in reverse
+   * start order. Idempotent.
+   */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.runtime?.shutdown();
     await this.host.stop();
   }
@@ -157,25 +216,25 @@ export class Kernel {
    * Await `handle.completed()` for the terminal state.
    */
   async execAgent(options: ExecAgentOptions): Promise<OperationHandle> {
-    const { runtime } = this.requireStarted();
+    const { runtime } = this.requireAccepting();
     return this.track(() => runtime.start(options));
   }
 
   /** Approves a parked operation's pending tool call(s) and resumes it; works after a restart. */
   async approve(operationId: string, options: { toolCallId?: string } = {}): Promise<OperationHandle> {
-    const { runtime } = this.requireStarted();
+    const { runtime } = this.requireAccepting();
     return this.track(async () => (await runtime.decide(operationId, { action: 'approve', ...options }), operationId), operationId);
   }
 
   /** Rejects and halts the operation (`onStopByHumanIntervention`). */
   async reject(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
-    const { runtime } = this.requireStarted();
+    const { runtime } = this.requireAccepting();
     return this.track(async () => (await runtime.decide(operationId, { action: 'reject', ...options }), operationId), operationId);
   }
 
   /** Rejects the pending tool call(s); the model sees the reason and the run goes on. */
   async rejectAndContinue(operationId: string, options: { toolCallId?: string; reason?: string } = {}): Promise<OperationHandle> {
-    const { runtime } = this.requireStarted();
+    const { runtime } = this.requireAccepting();
     return this.track(async () => (await runtime.decide(operationId, { action: 'reject_continue', ...options }), operationId), operationId);
   }
 
@@ -190,7 +249,7 @@ export class Kernel {
    */
   async completeToolCall(operationId: string, toolCallId: string, result: ToolResult | string): Promise<{ published: boolean }> {
     const full: ToolResult = typeof result === 'string' ? { content: result, success: true } : result;
-    return this.requireStarted().runtime.completeToolCall(operationId, toolCallId, full);
+    return this.requireAccepting().runtime.completeToolCall(operationId, toolCallId, full);
   }
 
   /** Aborts an operation; it ends with reason `interrupted`. */
@@ -200,7 +259,7 @@ export class Kernel {
 
   /** Continues an operation a stopped process left `running`. */
   async resume(operationId: string): Promise<OperationHandle> {
-    const { runtime } = this.requireStarted();
+    const { runtime } = this.requireAccepting();
     return this.track(async () => (await runtime.resume(operationId), operationId), operationId);
   }
 
@@ -232,6 +291,12 @@ export class Kernel {
   /** Runs what starts or resumes an operation and returns its handle, recording its events from before the action on. */
   private track(action: () => Promise<string>, operationId?: string): Promise<OperationHandle> {
     return runWithHandle(this.events, (id, until) => this.waitForOperation(id, until), action, operationId);
+  }
+
+  /** As {@link requireStarted}, and refuses once stop() began: nothing new starts or continues then. */
+  private requireAccepting(): { runtime: AgentRuntime; dispatcher: HookDispatcher } {
+    if (this.stopping && this.runtime) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; it accepts no new work');
+    return this.requireStarted();
   }
 
   private requireStarted(): { runtime: AgentRuntime; dispatcher: HookDispatcher } {

@@ -16,7 +16,9 @@ export interface PluginStatus {
 
 /**
  * Owns the kernel's child container and the plugin lifecycle: validate the
- * graph, register every plugin, start in dependency order, stop in reverse.
+ * graph, make each plugin's instance state, register every plugin, start in
+ * dependency order, run `ready` in the same order once the kernel asks, stop
+ * in reverse.
  * `stop()` is idempotent and also stops what started before a failed start.
  */
 export class PluginHost {
@@ -30,11 +32,17 @@ export class PluginHost {
   private inFlightStart: Promise<unknown> | undefined;
   /** Each plugin's validated settings (`ctx.settings`), filled when start() begins. */
   private settings = new Map<string, unknown>();
+  /** Each plugin's instance state for this kernel (`ctx.state`), made once when start() begins. */
+  private instanceState = new Map<string, unknown>();
 
-  /** `pluginSettings`: the config's `plugins.settings`, validated against each plugin's schema at start. */
+  /**
+   * `pluginSettings`: the config's `plugins.settings`, validated against each plugin's schema at start.
+   * `lateTokens`: core tokens the kernel binds only once its runtime is built (resolvable from `ready` on).
+   */
   constructor(
     private readonly coreTokens: readonly Token<unknown>[],
     private readonly pluginSettings: Readonly<Record<string, unknown>> = {},
+    private readonly lateTokens: readonly Token<unknown>[] = [],
   ) {
     this.container = rootContainer.createChildContainer();
   }
@@ -59,6 +67,11 @@ export class PluginHost {
 
   resolve<T>(token: Token<T>): T {
     if (!this.container.isRegistered(token.key, true)) {
+      if (this.lateTokens.some((t) => t.key === token.key)) {
+        throw new HookgateError('TOKEN_NOT_BOUND', `"${token.id}" is bound once the agent runtime is built: resolve it in a plugin's ready phase (or later), not in register or start`, {
+          details: { token: token.id },
+        });
+      }
       throw new HookgateError('TOKEN_NOT_BOUND', `nothing is bound to "${token.id}"; is the plugin that provides it enabled?`, { details: { token: token.id } });
     }
     return token.multi ? (this.container.resolveAll(token.key)[0] as T) : (this.container.resolve(token.key) as T);
@@ -90,6 +103,15 @@ export class PluginHost {
       throw err;
     }
     this.phase = 'starting';
+    for (const p of order) {
+      try {
+        this.instanceState.set(p.id, p.state?.());
+      } catch (err) {
+        this.setState(p.id, 'failed', err);
+        this.phase = 'stopped';
+        throw this.wrap('PLUGIN_REGISTER_FAILED', `plugin '${p.id}' failed to create its state`, p, err);
+      }
+    }
     for (const p of order) {
       this.registering = p;
       try {
@@ -130,6 +152,31 @@ export class PluginHost {
   }
 
   /**
+   * Runs each started plugin's `ready` in start order, once the kernel built
+   * its runtime and bound the late tokens. A failure is PLUGIN_READY_FAILED
+   * naming the plugin; the caller (the kernel) stops everything then.
+   */
+  async ready(): Promise<void> {
+    if (this.phase !== 'started') throw new HookgateError('KERNEL_FROZEN', `plugins can get ready only once started; the kernel is ${this.phase}`);
+    for (const p of [...this.started]) {
+      if (this.stopPromise) {
+        throw new HookgateError('KERNEL_STOPPED', `the kernel was stopped before plugin '${p.id}' got ready`, { details: { pluginId: p.id } });
+      }
+      if (!p.ready) continue;
+      const run = (async () => p.ready?.(this.contextFor(p)))();
+      this.inFlightStart = run;
+      try {
+        await run;
+      } catch (err) {
+        this.setState(p.id, 'failed', err);
+        throw this.wrap('PLUGIN_READY_FAILED', `plugin '${p.id}' failed in its ready phase`, p, err);
+      } finally {
+        this.inFlightStart = undefined;
+      }
+    }
+  }
+
+  /**
    * Stops started plugins in reverse order. Idempotent; collects failures and throws the first after all ran.
    * Called while start() runs, it waits for the plugin starting now, stops everything started so far,
    * and start() rejects with KERNEL_STOPPED instead of starting the rest.
@@ -167,7 +214,7 @@ export class PluginHost {
     if (err !== undefined) s.error = errorMessage(err);
   }
 
-  private wrap(code: 'PLUGIN_REGISTER_FAILED' | 'PLUGIN_START_FAILED' | 'PLUGIN_STOP_FAILED', message: string, p: Plugin, err: unknown): HookgateError {
+  private wrap(code: 'PLUGIN_REGISTER_FAILED' | 'PLUGIN_START_FAILED' | 'PLUGIN_READY_FAILED' | 'PLUGIN_STOP_FAILED', message: string, p: Plugin, err: unknown): HookgateError {
     return new HookgateError(code, `${message}: ${errorMessage(err)}`, { cause: err, details: { pluginId: p.id } });
   }
 
@@ -187,6 +234,7 @@ export class PluginHost {
       container: host.container,
       pluginId: plugin.id,
       settings: host.settings.get(plugin.id),
+      state: host.instanceState.get(plugin.id),
       resolve: (t) => host.resolve(t),
       resolveAll: (t) => host.resolveAll(t),
       has: (t) => host.has(t),

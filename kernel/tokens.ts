@@ -4,7 +4,9 @@
  * its contract share one name: `Store` is the token (`ctx.resolve(Store)`) and
  * also the type of what it resolves to.
  */
-import type { HookgateConfig } from '../config/defaults.js';
+import type { KernelConfig } from './kernel-config.js';
+import type { HookDispatcher } from './hooks/hook-dispatcher.js';
+import type { Operations as OperationsContract } from './operations.js';
 import type { Logger as LoggerContract, SecretScrubber } from './logger.js';
 import type { Store as StoreContract } from './store.js';
 import type { ModelProvider } from './model.js';
@@ -16,10 +18,15 @@ import type { ToolPolicy } from './tool-policy.js';
 
 // Bound by the kernel itself.
 
-/** The loaded configuration with every default filled in (bound by the kernel). */
-export const Config = createToken<HookgateConfig>('kernel.config');
-/** The loaded configuration (`HookgateConfig`). */
-export type Config = HookgateConfig;
+/**
+ * The configuration the kernel was given (bound by the kernel). Typed as the
+ * kernel's own part of it (`KernelConfig`); what `loadConfig` builds is a
+ * `HookgateConfig`, which the bundled plugins read through `HookgateConfigToken`
+ * (the same binding, from config/).
+ */
+export const Config = createToken<KernelConfig>('kernel.config');
+/** The kernel's part of the configuration (`KernelConfig`). */
+export type Config = KernelConfig;
 /** The kernel's structured logger; secrets registered with `Secrets` are scrubbed from it (bound by the kernel). */
 export const Logger = createToken<LoggerContract>('kernel.logger');
 /** A structured logger (`debug` / `info` / `warn` / `error`, `child(fields)`). */
@@ -28,6 +35,17 @@ export type Logger = LoggerContract;
 export const Secrets = createToken<SecretScrubber>('kernel.secrets');
 /** The kernel's environment (`createKernel({ env })`, default `process.env`): plugins read variables here, read at use time. */
 export const Environment = createToken<Readonly<Record<string, string | undefined>>>('kernel.env');
+
+// Bound by the kernel once its runtime is built: resolvable from a plugin's `ready` phase on.
+
+/** Start, decide on, resume, abort, complete and wait for operations (bound by the kernel before `ready`). */
+export const Operations = createToken<OperationsContract>('kernel.operations');
+/** What a plugin may do with operations (`kernel/operations.ts`). */
+export type Operations = OperationsContract;
+/** The hook dispatcher shared by every operation (bound by the kernel before `ready`). */
+export const Hooks = createToken<HookDispatcher>('kernel.hooks');
+/** The hook dispatcher (`HookDispatcher`). */
+export type Hooks = HookDispatcher;
 
 // Provided by plugins.
 

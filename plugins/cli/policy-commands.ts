@@ -6,7 +6,7 @@ import type { DecisionFilter } from '../../kernel/store.js';
 import { decisionsQuery, policyCheck, policyEval, policyTest, type CliResult } from '../../policies/index.js';
 import { policyPaths } from '../../config/policy-paths.js';
 import { readToolCatalog } from '../../policies/authoring/tool-catalog.js';
-import { pluginsForConfig } from '../catalog.js';
+import { resolvePlugins } from '../catalog.js';
 import { resolveOperationId } from './id-prefix.js';
 import { choiceOption, isoTime, wholeNumber } from './option-values.js';
 import { storeName } from './store-name.js';
@@ -38,7 +38,9 @@ export function addPolicyCommands(program: Command, withKernel: WithKernel): voi
     .option('--strict', 'warnings are errors (exit 2)')
     .option('--json', 'print JSON: { ok, errors, warnings, packs, catalog }')
     .action(async (paths: string[], opts) => {
-      const catalog = readToolCatalog(config(), pluginsForConfig(config()));
+      const loaded = config();
+      // The catalog of every plugin the config loads, plugins.extra modules included.
+      const catalog = readToolCatalog(loaded, await resolvePlugins(loaded));
       program.setOptionValue('exitCode', print(await policyCheck(pathsOr(paths), { ...settings(), catalog, strict: opts.strict === true, json: opts.json === true })));
     });
   policy

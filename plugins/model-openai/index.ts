@@ -1,4 +1,5 @@
 import { definePlugin } from '../../kernel/plugin.js';
+import { HookgateConfigToken } from '../../config/config-token.js';
 import { Config, Logger, ModelProviders, Secrets } from '../../kernel/tokens.js';
 import { OpenAiChatModel } from './openai-chat-model.js';
 
@@ -17,9 +18,10 @@ export default definePlugin({
   requires: [Config, Logger],
   optional: [Secrets],
   provides: [ModelProviders],
+  drivers: [{ kind: 'model-provider', name: 'openai' }],
   register(ctx) {
     ctx.bindFactory(ModelProviders, (c) => {
-      const { baseUrl, apiKeyEnv, model, timeoutSeconds } = c.resolve(Config).models.openai;
+      const { baseUrl, apiKeyEnv, model, timeoutSeconds } = c.resolve(HookgateConfigToken).models.openai;
       return new OpenAiChatModel({
         baseUrl,
         apiKeyEnv,

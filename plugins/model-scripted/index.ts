@@ -9,5 +9,6 @@ export default definePlugin({
   id: 'model-scripted',
   description: 'deterministic scripted model (plays the turns listed in the agent file)',
   provides: [ModelProviders],
+  drivers: [{ kind: 'model-provider', name: 'scripted' }],
   register: (ctx) => ctx.bindValue(ModelProviders, new ScriptedModel()),
 });

@@ -7,6 +7,7 @@ export default definePlugin({
   id: 'store-memory',
   description: 'Operations, messages, hooks, users and the decision log in process memory',
   provides: [Store],
+  drivers: [{ kind: 'store', name: 'memory' }],
   register(ctx) {
     ctx.bindFactory(Store, () => new MemoryStore());
   },

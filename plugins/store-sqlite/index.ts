@@ -1,4 +1,5 @@
 import { definePlugin } from '../../kernel/plugin.js';
+import { HookgateConfigToken } from '../../config/config-token.js';
 import { Config, Logger, Store } from '../../kernel/tokens.js';
 import { SqliteStore } from './sqlite-store.js';
 
@@ -13,11 +14,12 @@ export default definePlugin({
   description: 'Operations, messages, hooks, users and the decision log in a SQLite file (better-sqlite3)',
   requires: [Config, Logger],
   provides: [Store],
+  drivers: [{ kind: 'store', name: 'sqlite' }],
   register(ctx) {
     ctx.bindFactory(
       Store,
       (c) => {
-        const { path, backgroundCheckpoints } = c.resolve(Config).store.sqlite;
+        const { path, backgroundCheckpoints } = c.resolve(HookgateConfigToken).store.sqlite;
         return new SqliteStore({ path, backgroundCheckpoints, logger: c.resolve(Logger).child({ plugin: 'store-sqlite' }) });
       },
     );

@@ -7,6 +7,7 @@ export default definePlugin({
   id: 'transport-fetch',
   description: 'Delivers webhooks as one JSON POST with fetch: no redirects, no retries',
   provides: [WebhookTransports],
+  drivers: [{ kind: 'webhook-transport', name: 'fetch' }],
   register(ctx) {
     ctx.bindValue(WebhookTransports, new FetchWebhookTransport());
   },

@@ -1,4 +1,5 @@
 import { definePlugin } from '../../kernel/plugin.js';
+import { HookgateConfigToken } from '../../config/config-token.js';
 import { Config, Environment, Secrets, WebhookTransports } from '../../kernel/tokens.js';
 import { QStashWebhookTransport } from './qstash-transport.js';
 
@@ -12,9 +13,10 @@ export default definePlugin({
   description: 'Publishes webhooks through QStash with the official @upstash/qstash client',
   requires: [Config, Secrets, Environment],
   provides: [WebhookTransports],
+  drivers: [{ kind: 'webhook-transport', name: 'qstash' }],
   register(ctx) {
     ctx.bindFactory(WebhookTransports, (c) => {
-      const { qstash } = c.resolve(Config).webhooks;
+      const { qstash } = c.resolve(HookgateConfigToken).webhooks;
       return new QStashWebhookTransport({ baseUrl: qstash.url, tokenEnv: qstash.tokenEnv, env: c.resolve(Environment), scrubber: c.resolve(Secrets) });
     });
   },

@@ -69,11 +69,15 @@ export function readToolCatalog(config: HookgateConfig, plugins: readonly Plugin
   } catch (err) {
     catalog.problems.push(errorMessage(err));
   }
+  // Each plugin's instance state for this catalog's container, as a kernel would make it.
+  const states = new Map<string, unknown>();
   const context = (plugin: Plugin): PluginContext => {
+    if (!states.has(plugin.id)) states.set(plugin.id, plugin.state?.());
     const ctx: PluginContext = {
       container,
       pluginId: plugin.id,
       settings: settings.get(plugin.id),
+      state: states.get(plugin.id),
       resolve: <T>(t: Token<T>) => (t.multi ? (container.resolveAll(t.key)[0] as T) : (container.resolve(t.key) as T)),
       resolveAll: <T>(t: Token<T>) => (has(t) ? (container.resolveAll(t.key) as T[]) : []),
       has,

@@ -78,8 +78,23 @@ describe('loadConfig', () => {
   });
 
   it('lists the allowed values of a choice', async () => {
+    await write('hookgate.config.yaml', 'log:\n  format: fancy\n');
+    rejects({}, 'CONFIG_INVALID', 'hookgate.config.yaml: log.format: expected one of "json", "pretty", got "fancy"');
+  });
+
+  it('store.driver is open: the config takes any driver name, and the catalog refuses one no plugin provides, listing those that are', async () => {
     await write('hookgate.config.yaml', 'store:\n  driver: postgres\n');
-    rejects({}, 'CONFIG_INVALID', 'hookgate.config.yaml: store.driver: expected one of "sqlite", "memory", got "postgres"');
+    const config = load();
+    assert.equal(config.store.driver, 'postgres');
+    assert.throws(
+      () => pluginsForConfig(config),
+      (err: unknown) => {
+        assert.ok(isHookgateError(err));
+        assert.equal(err.code, 'CONFIG_INVALID');
+        assert.match(err.message, /^hookgate\.config\.yaml: store\.driver: no plugin provides the store driver "postgres"; available: sqlite \(store-sqlite\), memory \(store-memory\)\./);
+        return true;
+      },
+    );
   });
 
   it('says "expected a number" for a non-numeric number', async () => {
@@ -88,8 +103,8 @@ describe('loadConfig', () => {
   });
 
   it('reports every problem, one line each', async () => {
-    await write('hookgate.config.yaml', 'dataDir: 1\nstore:\n  driver: pg\n');
-    rejects({}, 'CONFIG_INVALID', 'hookgate.config.yaml: dataDir: expected string, got 1\nhookgate.config.yaml: store.driver: expected one of "sqlite", "memory", got "pg"');
+    await write('hookgate.config.yaml', 'dataDir: 1\nstore:\n  driver: Pg!\n');
+    rejects({}, 'CONFIG_INVALID', 'hookgate.config.yaml: dataDir: expected string, got 1\nhookgate.config.yaml: store.driver: expected a store driver name (lowercase, such as sqlite or memory), got "Pg!"');
   });
 
   it('names the --config path as given in its errors', async () => {
@@ -115,7 +130,7 @@ describe('loadConfig', () => {
   });
 
   it('names the environment variable when its value is invalid', () => {
-    rejects({ env: { HOOKGATE_STORE__DRIVER: 'postgres' } }, 'CONFIG_INVALID', 'HOOKGATE_STORE__DRIVER: store.driver: expected one of "sqlite", "memory", got "postgres"');
+    rejects({ env: { HOOKGATE_STORE__DRIVER: 'Post Gres' } }, 'CONFIG_INVALID', 'HOOKGATE_STORE__DRIVER: store.driver: expected a store driver name (lowercase, such as sqlite or memory), got "Post Gres"');
   });
 
   it('names an environment variable that matches no key', () => {

@@ -92,10 +92,14 @@ describe('kernel: plugin settings', () => {
     assert.deepEqual(seen, [['register', 12, ['a']], ['start', 12, ['a']], ['stop', 12, ['a']]]);
   });
 
-  it('the config refuses a settings key that is not a plugin id, and plugins.extra (removed) as an unknown key', async () => {
+  it('the config refuses a settings key that is not a plugin id, and a plugins.extra that is not a list of module names', async () => {
     await writeFile(path.join(dir, 'hookgate.config.yaml'), 'plugins:\n  settings:\n    Greeting_Tools: {}\n');
     assert.throws(() => loadConfig({ cwd: dir, env: {} }), /plugins\.settings.*expected a plugin id \(kebab-case, such as greeting-tools\)/);
     await writeFile(path.join(dir, 'hookgate.config.yaml'), 'plugins:\n  extra: [./my-plugin.js]\n');
-    assert.throws(() => loadConfig({ cwd: dir, env: {} }), /plugins\.extra: unknown key/);
+    assert.deepEqual(loadConfig({ cwd: dir, env: {} }).plugins.extra, ['./my-plugin.js']);
+    await writeFile(path.join(dir, 'hookgate.config.yaml'), 'plugins:\n  extra: [42]\n');
+    assert.throws(() => loadConfig({ cwd: dir, env: {} }), /plugins\.extra/);
+    await writeFile(path.join(dir, 'hookgate.config.yaml'), 'plugins:\n  extra: ["  "]\n');
+    assert.throws(() => loadConfig({ cwd: dir, env: {} }), /plugins\.extra: expected module paths or package names, none empty/);
   });
 });

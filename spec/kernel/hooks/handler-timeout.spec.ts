@@ -7,6 +7,7 @@ import { createKernel, loadConfig } from '../../../index.js';
 import { HookDispatcher } from '../../../kernel/hooks/hook-dispatcher.js';
 import type { BeforeToolCallEvent } from '../../../kernel/hooks/hook-types.js';
 import type { Kernel } from '../../../kernel/kernel.js';
+import type { HookgateConfig } from '../../../config/defaults.js';
 import { createLogger, type LogRecord } from '../../../kernel/logger.js';
 import { hook, recordHooks } from '../../helpers/runtime-fixtures.js';
 
@@ -21,7 +22,7 @@ const never = () => new Promise<never>(() => undefined);
 describe('hook handler timeout (hooks.handlerTimeoutMs)', function () {
   this.timeout(20_000);
   let dir: string;
-  let kernel: Kernel;
+  let kernel: Kernel<HookgateConfig>;
   let logs: LogRecord[];
 
   beforeEach(async () => {

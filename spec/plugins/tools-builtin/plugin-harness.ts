@@ -14,6 +14,7 @@ export function createPluginContext(plugin: Plugin, values: Array<[Token<unknown
     container,
     pluginId: plugin.id,
     settings: undefined,
+    state: plugin.state?.(),
     resolve: <T>(token: Token<T>) => container.resolve<T>(token.key),
     resolveAll: <T>(token: Token<T>) => (container.isRegistered(token.key, true) ? container.resolveAll<T>(token.key) : []),
     has: (token) => container.isRegistered(token.key, true),
