@@ -266,7 +266,7 @@ export class HookBus {
     if (!declaresHook(vocabulary, name)) throw new HookgateError('HOOK_INVALID', unknownHookMessage(vocabulary, name), { details: { vocabulary: vocabulary.name, hookType: name } });
     const declaration = vocabulary.hooks[name]!;
     if (kind !== undefined && declaration.kind !== kind) {
-      throw new HookgateError('HOOK_INVALID', `${name} is a ${declaration.kind} hook of the ${vocabulary.name} vocabulary, not a ${kind} hook`, { details: { vocabulary: vocabulary.name, hookType: name } });
+      throw new HookgateError('HOOK_INVALID', `${name} is ${withArticle(declaration.kind)} hook of the ${vocabulary.name} vocabulary, not ${withArticle(kind)} hook`, { details: { vocabulary: vocabulary.name, hookType: name } });
     }
     return declaration;
   }
@@ -287,4 +287,8 @@ function verdictOutcome(answer: unknown): ControlOutcome {
   if (a.decision === 'allow') return { kind: 'allow' };
   if (a.decision === 'deny' && typeof a.reason === 'string' && a.reason.trim() !== '') return { kind: 'deny', reason: a.reason };
   return { kind: 'error', reason: 'the handler returned no verdict: expected nothing, { decision: "allow" } or { decision: "deny", reason }' };
+}
+
+function withArticle(kind: HookKind): string {
+  return kind === 'observe' ? 'an observe' : `a ${kind}`;
 }

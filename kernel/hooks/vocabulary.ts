@@ -98,7 +98,7 @@ export function defineHookVocabulary<const H extends Record<string, HookDeclarat
         : false;
       if (!ok) {
         const allowed = kind === 'transform' ? '"keep", "propagate" or a function' : kind === 'control' ? '"continue" or "block"' : 'nothing: an observe handler that throws is logged and the others run';
-        throw invalid(`${at}.onError`, `a ${kind} hook takes ${allowed}`);
+        throw invalid(`${at}.onError`, `${kind === 'observe' ? 'an' : 'a'} ${kind} hook takes ${allowed}`);
       }
     }
     out[hook] = Object.freeze({ ...(decl as unknown as HookDeclaration) });
