@@ -15,6 +15,10 @@ export { createLogger, SecretScrubber, type LogLevel, type LogRecord } from './l
 export { HookDispatcher, type WebhookSupport, type MockOutcome, type DeliveryMode } from './hooks/hook-dispatcher.js';
 export { buildToolCallHookContext } from './hooks/tool-call-context.js';
 export * from './hooks/hook-types.js';
+export { HookBus, type LifecycleHookPaths } from './hooks/hook-bus.js';
+export { defineHookVocabulary, type HookVocabulary, type HookDeclaration, type HookKind, type TransformErrorRule, type ControlErrorRule } from './hooks/vocabulary.js';
+export { LIFECYCLE_VOCABULARY } from './hooks/vocabulary-lifecycle.js';
+export type { BusHook, BusVerdict } from './hooks/bus-hook-registration.js';
 export { createWebhookPayloadBuilder } from './hooks/webhook/webhook-payload.js';
 export { signWebhook, verifyWebhookSignature, generateSigningSecret } from './hooks/webhook/signing.js';
 export type { AgentDefinition } from './agent-definition.js';

@@ -8,6 +8,8 @@ import {
   type WebhookValidator,
 } from './hook-registration.js';
 import { controlStep } from './webhook/control-step.js';
+import { boundedHandler, isThenable } from './handler-timeout.js';
+import { HookBus } from './hook-bus.js';
 import { validateMockResult } from './mock-result.js';
 import type { ControlOutcome } from './webhook/webhook-sender.js';
 import type {
@@ -95,6 +97,12 @@ function mockOutcome(run: MockRun): MockOutcome {
  */
 export class HookDispatcher {
   readonly mode: DeliveryMode;
+  /**
+   * The hook bus over declared vocabularies: lifecycle (served by this
+   * dispatcher) and any vocabulary a runtime part or a plugin adds with
+   * `bus.addVocabulary` (run by the bus from its declaration).
+   */
+  readonly bus: HookBus;
   private readonly logger: Logger;
   private readonly webhooks: WebhookSupport | undefined;
   private readonly loadPersisted: ((operationId: string) => Promise<unknown[]>) | undefined;
@@ -114,6 +122,7 @@ export class HookDispatcher {
       throw new HookgateError('CONFIG_INVALID', `hooks.handlerTimeoutMs: expected a positive number of milliseconds, got ${String(timeout)}`);
     }
     this.handlerTimeoutMs = timeout;
+    this.bus = new HookBus({ logger: this.logger, handlerTimeoutMs: timeout, lifecycle: this });
   }
 
   private delivered(operationId: string, hook: RegisteredHook, via: 'handler' | 'webhook', event: object): void {
@@ -418,30 +427,9 @@ export class HookDispatcher {
   /** Snapshots per environment-hook list (the support returns the same list while the variables stay the same). */
   private readonly envSnapshots = new WeakMap<readonly SerializedHook[], RegisteredHook[]>();
 
-  /**
-   * Waits for a handler's promise, at most `handlerTimeoutMs`; past that it
-   * rejects with HOOK_HANDLER_TIMEOUT (the handler keeps running, unobserved:
-   * its late result or rejection is ignored). The timer keeps the process
-   * alive, so a handler that never settles cannot end it mid-run.
-   */
+  /** A handler's promise bounded by `handlerTimeoutMs` (see boundedHandler). */
   private bounded(pending: PromiseLike<unknown>, hook: RegisteredHook): Promise<unknown> {
-    const ms = this.handlerTimeoutMs;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new HookgateError('HOOK_HANDLER_TIMEOUT', `hook "${hook.id}" (${hook.type}) handler did not settle within ${ms} ms`, { details: { hookId: hook.id, hookType: hook.type, timeoutMs: ms } })),
-        ms,
-      );
-      pending.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      );
-    });
+    return boundedHandler(pending, hook, this.handlerTimeoutMs);
   }
 
   private deliverable(hook: RegisteredHook): boolean {
@@ -461,7 +449,3 @@ export class HookDispatcher {
   }
 }
 
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}

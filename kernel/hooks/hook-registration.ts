@@ -2,7 +2,12 @@ import { HookgateError } from '../errors.js';
 import { deepFreeze } from '../agent-definition.js';
 import { compileToolMatcher, type ToolMatcher } from './matcher.js';
 import { isReservedEnvHookId } from './webhook/environment-hooks.js';
-import { HOOK_TYPES, TOOL_HOOK_TYPES, isHookType, type HookHandler, type HookType, type SerializedHook, type WebhookConfig } from './hook-types.js';
+import type { HookHandler, HookType, SerializedHook, WebhookConfig } from './hook-types.js';
+import { LIFECYCLE_VOCABULARY } from './vocabulary-lifecycle.js';
+import { declaresHook, matcherHooks, unknownHookMessage } from './vocabulary.js';
+
+/** The lifecycle hooks that take a matcher, for the message that refuses one elsewhere. */
+const MATCHER_HOOKS = matcherHooks(LIFECYCLE_VOCABULARY).join(', ');
 
 /** A validated, snapshotted hook: later changes to the caller's object change nothing. */
 export interface RegisteredHook {
@@ -22,7 +27,8 @@ export type WebhookValidator = (type: HookType, raw: unknown, where: string) => 
  * Throws HOOK_INVALID naming the hook index, id and field. Caller hooks with a
  * reserved environment id are dropped (reported through `onDropped`).
  *
- * Refused: an unknown type or key, a matcher on a type other than
+ * Refused: a type the lifecycle vocabulary does not declare (the message
+ * names the vocabulary, a close name and its hooks), an unknown key, a matcher on a type other than
  * beforeToolCall / afterToolCall / onToolCallError (even `''` or `*`), an
  * invalid regex, a control (`webhook.responseHandling: 'toolCall'`) that also
  * has a handler, and an id used twice in the batch or already in `takenIds`
@@ -49,7 +55,7 @@ export function snapshotHooks(
       throw invalid(`${at}.id`, `duplicate hook id: ${ids.has(h.id) ? 'an earlier hook of this batch' : 'a hook already registered for this operation'} has it`);
     }
     ids.add(h.id);
-    if (!isHookType(h.type)) throw invalid(`${at}.type`, `unknown hook type ${JSON.stringify(h.type)}; expected one of ${HOOK_TYPES.join(', ')}`);
+    if (!declaresHook(LIFECYCLE_VOCABULARY, h.type)) throw invalid(`${at}.type`, unknownHookMessage(LIFECYCLE_VOCABULARY, h.type));
     const type = h.type;
     if (h.handler !== undefined && typeof h.handler !== 'function') throw invalid(`${at}.handler`, 'expected a function');
     if (h.handler === undefined && h.webhook === undefined) throw invalid(at, 'a hook needs a handler or a webhook');
@@ -57,8 +63,8 @@ export function snapshotHooks(
     if (h.matcher !== undefined) {
       if (typeof h.matcher !== 'string') throw invalid(`${at}.matcher`, 'expected a string');
       // Even '' and '*' (which match everything) are a matcher on another type.
-      if (!TOOL_HOOK_TYPES.includes(type)) {
-        throw invalid(`${at}.matcher`, `matchers are only allowed on ${TOOL_HOOK_TYPES.join(', ')}, not on ${type}`);
+      if (LIFECYCLE_VOCABULARY.hooks[type].matchOn === undefined) {
+        throw invalid(`${at}.matcher`, `matchers are only allowed on ${MATCHER_HOOKS}, not on ${type}`);
       }
       try {
         matcher = compileToolMatcher(h.matcher);

@@ -9,9 +9,11 @@ export interface ToolMatcher {
   readonly source: string | undefined;
   readonly matchesAll: boolean;
   test(identifier: string | undefined, apiName: string | undefined): boolean;
+  /** Tests one subject string (a vocabulary's `matchOn`); `undefined` matches only a match-all matcher. */
+  testSubject(subject: string | undefined): boolean;
 }
 
-const MATCH_ALL: ToolMatcher = Object.freeze({ source: undefined, matchesAll: true, test: () => true });
+const MATCH_ALL: ToolMatcher = Object.freeze({ source: undefined, matchesAll: true, test: () => true, testSubject: () => true });
 
 /**
  * Compiles a matcher once with re2 (linear time, no catastrophic backtracking).
@@ -35,5 +37,6 @@ export function compileToolMatcher(pattern: string | undefined): ToolMatcher {
     matchesAll: false,
     test: (identifier: string | undefined, apiName: string | undefined) =>
       identifier === undefined || apiName === undefined ? false : re.test(`${identifier}/${apiName}`),
+    testSubject: (subject: string | undefined) => (subject === undefined ? false : re.test(subject)),
   });
 }
