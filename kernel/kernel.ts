@@ -168,8 +168,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     const transports = this.host.resolveAll(WebhookTransports);
     if (transports.length === 0) return undefined;
     return createWebhookSupport({
-      // webhook-support.ts reads only `config.webhooks`, which KernelConfig has.
-      config: this.config as unknown as Parameters<typeof createWebhookSupport>[0]['config'],
+      config: this.config,
       transports,
       userDirectory: this.host.has(UserDirectory) ? this.host.resolve(UserDirectory) : storeUserDirectory(store),
       logger: this.logger.child({ component: 'webhooks' }),

@@ -1,4 +1,4 @@
-import type { HookgateConfig } from '../../config/defaults.js';
+import type { KernelConfig } from '../kernel-config.js';
 import type { Logger, SecretScrubber } from '../logger.js';
 import type { Store } from '../store.js';
 import type { UserDirectory } from '../user-directory.js';
@@ -25,7 +25,7 @@ export function storeUserDirectory(store: Store): UserDirectory {
  * every evaluation.
  */
 export function createWebhookSupport(options: {
-  config: HookgateConfig;
+  config: Pick<KernelConfig, 'webhooks'>;
   transports: readonly WebhookTransport[];
   userDirectory?: UserDirectory;
   logger: Logger;
