@@ -99,6 +99,23 @@ describe('hookgate init', () => {
       assert.match(run.stdout, /^operation op_\S+: done$/m);
       assert.match(run.stderr, /^\[audit\] hello\/greet -> ok$/m);
     });
+
+    it('the config loads the plugin skeleton by path once its commented plugins.extra line is on and hookgate is installed in the project', async () => {
+      const other = path.join(tmp, 'with-extra');
+      await mkdir(other);
+      assert.equal((await runHookgate(other, ['init'])).code, 0);
+      await mkdir(path.join(other, 'node_modules'));
+      await symlink(ROOT, path.join(other, 'node_modules', 'hookgate'), 'dir');
+      const configFile = path.join(other, 'hookgate.config.yaml');
+      const config = await readFile(configFile, 'utf8');
+      assert.match(config, /^# plugins: \{ extra: \[\.\/plugins\/hello-tools\.mjs\] \}$/m);
+      await writeFile(configFile, config.replace('# plugins: { extra:', 'plugins: { extra:'));
+      const plugins = await runHookgate(other, ['plugins', '--json']);
+      assert.equal(plugins.code, 0, plugins.stderr);
+      assert.match(plugins.stdout, /"hello-tools"/);
+      const check = await runHookgate(other, ['policy', 'check', '--json']);
+      assert.equal(check.code, 0, check.stdout + check.stderr);
+    });
   });
 
   describe('existing files', () => {

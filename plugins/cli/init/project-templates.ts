@@ -1,8 +1,9 @@
 /**
  * The files `hookgate init` writes, in one place: a config, an agent on the
  * scripted model (no key, no network), a policy pack with inline tests, a
- * hooks module, a plugin skeleton with the embedding script that loads it
- * (the config cannot load a plugin from a path), and a README. Every file
+ * hooks module, a plugin skeleton with an embedding script that loads it
+ * (the config's `plugins.extra` can load it too, once the project has
+ * `hookgate` installed for the plugin's import), and a README. Every file
  * works as generated: spec/cli/init.spec.ts runs each one.
  */
 
@@ -22,6 +23,8 @@ store: { driver: sqlite }               # or memory
 sandbox: { root: ./.hookgate/sandbox }  # the fs/* tools see only this folder
 policies: { paths: [policies], defaultDecision: allow }
 log: { level: warn }
+# The plugin skeleton, loaded by path (it imports 'hookgate', so first: npm install hookgate):
+# plugins: { extra: [./plugins/hello-tools.mjs] }
 # A real model: models: { openai: { apiKeyEnv: OPENAI_API_KEY, model: gpt-4o-mini } }
 `;
 
@@ -123,8 +126,9 @@ export default [
 
 const PLUGIN = `// A plugin skeleton: one tool source with one tool, hello/greet.
 // A plugin is definePlugin({ id, requires?, provides, register, start?, stop? }): register binds only the tokens
-// listed in provides (no I/O), start may do I/O, stop releases it. The config cannot load a plugin from a path:
-// pass it to createKernel({ plugins: [...] }), as embed.mjs does.
+// listed in provides (no I/O), start may do I/O, stop releases it. Load it with the config's
+// plugins: { extra: [./plugins/hello-tools.mjs] } (after npm install hookgate: it imports the package), or pass it to
+// createKernel({ plugins: [...] }), as embed.mjs does.
 import { definePlugin, tokens } from 'hookgate';
 
 export default definePlugin({
@@ -201,8 +205,10 @@ hookgate operations                                         # what the store (./
 npm install hookgate && node embed.mjs                      # the plugin's tool, called from your own program
 \`\`\`
 
-The config cannot load a plugin from a path, so \`hookgate run\` does not see \`plugins/hello-tools.mjs\`; a program
-passes it to \`createKernel({ plugins: [...] })\`, as \`embed.mjs\` does. Keep \`.hookgate/\` out of version control.
+\`hookgate run\` sees \`plugins/hello-tools.mjs\` once the config lists it (\`plugins: { extra: [./plugins/hello-tools.mjs] }\`,
+commented out in \`hookgate.config.yaml\`); the plugin imports \`hookgate\`, so install the package in this folder first.
+A program can also pass it to \`createKernel({ plugins: [...] })\`, as \`embed.mjs\` does (then leave it out of
+\`plugins.extra\`, or the two copies clash by id). Keep \`.hookgate/\` out of version control.
 `;
 
 /** The project \`hookgate init\` writes, in the order it lists them. */
