@@ -8,8 +8,8 @@ import type { MessageRecord, NewMessage } from './store.js';
  * and deleting it would leave a slow dictionary-mode object). Throws only
  * what {@link jsonCopy} throws (a cycle, a BigInt).
  */
-export function newMessageRecord(m: NewMessage, id: string, operationId: string, seq: number, createdAt: string): MessageRecord {
-  const record: MessageRecord = { id, operationId, seq, role: m.role, content: m.content, createdAt };
+export function newMessageRecord(m: NewMessage, id: string, operationId: string, seq: number, position: number, createdAt: string): MessageRecord {
+  const record: MessageRecord = { id, operationId, seq, position, role: m.role, content: m.content, createdAt };
   const toolCalls = jsonCopy(m.toolCalls);
   if (toolCalls !== undefined) record.toolCalls = toolCalls;
   if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;

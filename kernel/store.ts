@@ -37,6 +37,8 @@ export interface OperationState {
 export interface OperationRecord {
   id: string;
   agentId: string;
+  /** The thread the operation runs on (its conversation); every operation has one. */
+  threadId: string;
   parentOperationId?: string;
   userId?: string;
   status: OperationStatus;
@@ -61,7 +63,16 @@ export interface OperationRecord {
 export interface MessageRecord extends Message {
   id: string;
   operationId: string;
+  /** The message's place in its operation: 1, 2, 3... without gaps. */
   seq: number;
+  /**
+   * The message's place in its thread: strictly increasing along the thread,
+   * never reused, across every operation of the thread (the stream offset of
+   * document 001, the row the thread hooks of document 003 see). Gap-free in
+   * both stores as long as only the thread's newest operation appends (the
+   * runtime's rule: a thread runs one operation at a time).
+   */
+  position: number;
   /** Set when a compaction replaced this message with a summary. */
   compactedInto?: string;
   createdAt: string;
@@ -87,7 +98,10 @@ export interface NewMessage extends Message {
 export interface StepCommit {
   step?: StepRecord;
   messages?: NewMessage[];
-  /** Messages replaced by a compaction summary (their ids), marked with `compactedInto`. */
+  /**
+   * Messages replaced by a compaction summary (their ids), marked with
+   * `compactedInto`: messages of the operation's thread, earlier operations' included.
+   */
   compact?: { messageIds: string[]; summaryId: string };
   status?: OperationStatus;
   reason?: TerminalReason;
@@ -101,10 +115,58 @@ export interface StepCommit {
   expectedVersion?: number;
 }
 
+/**
+ * A conversation that lives across operations: its messages are the messages
+ * of every operation that ran on it, in position order. An operation is one
+ * run on a thread (an execAgent call, a 001 submission, a 003 run).
+ */
+export interface ThreadRecord {
+  id: string;
+  /** The agent the thread talks to; an operation continuing the thread runs this agent. */
+  agentId: string;
+  /** The agent instance (document 001) the thread belongs to, when it does. */
+  instanceId?: string;
+  /** The instance's user-chosen unique id (document 001), when given. */
+  uid?: string;
+  /** What the thread was started with (document 001 `initialData`), as given. */
+  initialData?: unknown;
+  /** Values an agent persists on the thread between operations (JSON object). */
+  values: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What `createThread` (or `createOperation({ thread })`) stores. */
+export interface NewThread {
+  id: string;
+  agentId: string;
+  instanceId?: string;
+  uid?: string;
+  initialData?: unknown;
+  values?: Record<string, unknown>;
+}
+
+/** The id of the thread `createOperation` makes for an operation that names none. */
+export function defaultThreadId(operationId: string): string {
+  return `thread_${operationId}`;
+}
+
+/** The statuses of an operation that still runs or waits: a thread with one takes no new operation. */
+export const UNFINISHED_STATUSES: ReadonlySet<OperationStatus> = new Set<OperationStatus>(['running', 'waiting_approval', 'waiting_tool']);
+
 /** What `createOperation` stores. */
 export interface NewOperation {
   id: string;
   agentId: string;
+  /**
+   * Continue this existing thread: the operation's messages follow the
+   * thread's (positions continue). STORE_NOT_FOUND when it does not exist,
+   * THREAD_BUSY while another operation of it is unfinished (checked in the
+   * same transaction). Without `threadId` the store creates the thread:
+   * `thread` when given, else `{ id: defaultThreadId(id), agentId }`.
+   */
+  threadId?: string;
+  thread?: NewThread;
   parentOperationId?: string;
   userId?: string;
   agent: unknown;
@@ -179,7 +241,20 @@ export interface Store {
   listOperations(filter?: OperationFilter): Promise<OperationRecord[]>;
   /** Applies one step's writes atomically. Throws STORE_NOT_FOUND for an unknown operation. */
   commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]>;
-  /** Messages in order; compacted ones only when asked. */
+  /** Creates an empty thread. STORE_CONFLICT when the id exists. */
+  createThread(thread: NewThread): Promise<ThreadRecord>;
+  getThread(id: string): Promise<ThreadRecord | undefined>;
+  /** Replaces the thread's persisted values. STORE_NOT_FOUND for an unknown thread. */
+  saveThreadValues(threadId: string, values: Record<string, unknown>): Promise<void>;
+  /**
+   * The thread's messages across its operations in position order (from
+   * `fromPosition` on, inclusive, when given); compacted ones only when asked.
+   * An unknown thread has none.
+   */
+  listThreadMessages(threadId: string, options?: { fromPosition?: number; includeCompacted?: boolean }): Promise<MessageRecord[]>;
+  /** The thread's operations, oldest first. */
+  listThreadOperations(threadId: string): Promise<OperationRecord[]>;
+  /** The operation's own messages in order; compacted ones only when asked. */
   listMessages(operationId: string, options?: { includeCompacted?: boolean }): Promise<MessageRecord[]>;
   listSteps(operationId: string): Promise<StepRecord[]>;
   /** Persisted (serialized webhook) hooks as stored; validation happens where they are restored. */

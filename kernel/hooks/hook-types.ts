@@ -42,6 +42,8 @@ export type TerminalReason = 'done' | 'error' | 'interrupted' | 'max_steps' | 'c
 /** Fields every operation event carries. */
 export interface AgentHookEvent {
   operationId: string;
+  /** The thread the operation runs on (always set by the runtime; see AfterCallAgentEvent). */
+  threadId?: string;
   agentId: string;
   stepIndex: number;
   userId?: string;
@@ -201,11 +203,13 @@ export interface BeforeCallAgentEvent extends AgentHookEvent {
   callerAgentId: string;
 }
 
-/** `afterCallAgent`: a sub-agent operation ended (on the parent operation). */
+/**
+ * `afterCallAgent`: a sub-agent operation ended (on the parent operation). Its
+ * `threadId` is the sub-agent's thread, `thread_<subOperationId>`, when it started; else the caller's.
+ */
 export interface AfterCallAgentEvent extends AgentHookEvent {
   subOperationId: string;
   success: boolean;
-  threadId?: string;
   callerAgentId: string;
 }
 

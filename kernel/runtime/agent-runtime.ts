@@ -25,6 +25,14 @@ export interface ExecAgentOptions {
   userId?: string;
   origin?: { userId?: string };
   parentOperationId?: string;
+  /**
+   * Continue this thread: the model sees the thread's whole history (earlier
+   * operations' messages, compaction summaries in place of what they replaced)
+   * before the new prompt. The thread must exist (THREAD_NOT_FOUND), belong to
+   * the same agent (THREAD_AGENT_MISMATCH) and have no unfinished operation
+   * (THREAD_BUSY). Without it the operation gets a new thread of its own.
+   */
+  threadId?: string;
   /** Associations copied into tool contexts: topicId, sessionId, threadId, groupId, taskId, workspaceId, documentId. */
   context?: Record<string, string>;
 }
@@ -65,13 +73,23 @@ export class AgentRuntime {
     // Time-ordered: a new operation's id goes at the right edge of the store's id index.
     const operationId = `op_${timeOrderedId()}`;
     const userId = options.userId ?? options.origin?.userId;
+    const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await this.threadCounters(options.threadId, agent.id);
     // Validate hooks before anything is stored.
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
-    const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], modelTurns: 0, compactions: 0 };
+    const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };
     let record: OperationRecord;
     try {
       record = await this.deps.store.createOperation(
-        { id: operationId, agentId: agent.id, parentOperationId: options.parentOperationId, userId, agent, context: { ...(options.context ?? {}) }, state },
+        {
+          id: operationId,
+          agentId: agent.id,
+          ...(options.threadId !== undefined ? { threadId: options.threadId } : {}),
+          parentOperationId: options.parentOperationId,
+          userId,
+          agent,
+          context: { ...(options.context ?? {}) },
+          state,
+        },
         [{ role: 'user', content: options.prompt }],
         this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
       );
@@ -79,12 +97,37 @@ export class AgentRuntime {
       this.deps.dispatcher.unregister(operationId);
       throw err;
     }
-    const messages = await this.deps.store.listMessages(operationId);
+    // The thread's history and the new prompt, read once: the step loop keeps it up to date from its own commits.
+    const messages = await this.deps.store.listThreadMessages(record.threadId);
     // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects.
     const op = this.track(record, agent, messages, this.deps.dispatcher.getRegisteredHooks(operationId), options);
     this.deps.events.emit({ type: 'operation_started', operationId, agentId: agent.id, parentOperationId: options.parentOperationId });
     this.launch(op);
     return operationId;
+  }
+
+  /**
+   * Checks that `threadId` can take a new operation of `agentId` and returns
+   * the turn counters its previous operation ended with: a continued thread
+   * counts model turns and compactions on, so a scripted model plays one
+   * script across the thread. The store checks "no unfinished operation"
+   * again in the create transaction (two starts racing: one gets THREAD_BUSY).
+   */
+  private async threadCounters(threadId: string, agentId: string): Promise<{ modelTurns: number; compactions: number }> {
+    const thread = await this.deps.store.getThread(threadId);
+    if (!thread) throw new HookgateError('THREAD_NOT_FOUND', `no thread has id ${threadId}`, { details: { threadId } });
+    if (thread.agentId !== agentId) {
+      throw new HookgateError('THREAD_AGENT_MISMATCH', `thread ${threadId} belongs to agent "${thread.agentId}", not "${agentId}"; continue it with its own agent`, {
+        details: { threadId, threadAgentId: thread.agentId, agentId },
+      });
+    }
+    const previous = (await this.deps.store.listThreadOperations(threadId)).at(-1);
+    if (previous && !TERMINAL.has(previous.status)) {
+      throw new HookgateError('THREAD_BUSY', `thread ${threadId} has an unfinished operation (${previous.id} is ${previous.status}); finish, decide or abort it first`, {
+        details: { threadId, operationId: previous.id },
+      });
+    }
+    return { modelTurns: previous?.state.modelTurns ?? 0, compactions: previous?.state.compactions ?? 0 };
   }
 
   /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
@@ -277,7 +320,8 @@ export class AgentRuntime {
   private async load(operationId: string): Promise<RunningOperation> {
     const record = await this.deps.store.getOperation(operationId);
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
-    const messages = await this.deps.store.listMessages(operationId);
+    // The whole thread, read once at load (a thread runs one operation at a time, so this one is its newest).
+    const messages = await this.deps.store.listThreadMessages(record.threadId);
     // Handlers do not survive a restart. Persisted webhook hooks are read where they are used
     // (dispatch, sub-agent start), so a damaged list fails the operation there instead of here.
     const agent = deepFreeze(record.agent as AgentDefinition);
@@ -737,7 +781,7 @@ export class AgentRuntime {
   }
 
   private baseEvent(op: RunningOperation): AgentHookEvent {
-    const event: AgentHookEvent = { operationId: op.record.id, agentId: op.record.agentId, stepIndex: op.record.state.stepIndex, timestamp: nowIso() };
+    const event: AgentHookEvent = { operationId: op.record.id, threadId: op.record.threadId, agentId: op.record.agentId, stepIndex: op.record.state.stepIndex, timestamp: nowIso() };
     const userId = op.run.runtime?.userId ?? op.run.origin?.userId;
     if (userId !== undefined) event.userId = userId;
     if (op.record.parentOperationId) event.parentOperationId = op.record.parentOperationId;

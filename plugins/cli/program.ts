@@ -62,11 +62,12 @@ export function buildProgram(): Command {
     .argument('[prompt]', 'what to ask the agent (default: the agent description)')
     .option('--json', 'print NDJSON events instead of the timeline')
     .option('--user <id>', 'the user the run acts for (hook payloads carry it and their email)')
+    .option('--thread <id>', 'continue this thread (show prints an operation\'s thread): the model sees its whole history first')
     .option('--hooks <module>', 'a JS module exporting a list of hooks (handlers and webhooks)')
     .option('--auto-approve', 'approve every approval request without asking')
     .option('--decide <list>', 'answers for successive approval requests, comma-separated: approve, reject, continue', choiceList(['approve', 'reject', 'continue']))
     .action(async (agent: string, prompt: string | undefined, opts) => {
-      const run = { json: opts.json, user: opts.user, hooks: opts.hooks, autoApprove: opts.autoApprove, decide: opts.decide };
+      const run = { json: opts.json, user: opts.user, thread: opts.thread, hooks: opts.hooks, autoApprove: opts.autoApprove, decide: opts.decide };
       exitWith(await session.withKernel((k) => runCommand(session, k, agent, prompt, run)));
     });
 
@@ -154,6 +155,7 @@ export function buildProgram(): Command {
             process.stdout.write(JSON.stringify({ operation: rest, steps, messages }, null, 2) + '\n');
           } else {
             process.stdout.write(`${op.id}  agent ${op.agentId}  ${op.status} ${op.reason ?? ''}\n`);
+            process.stdout.write(`  thread ${op.threadId}\n`);
             for (const s of steps) process.stdout.write(`  step ${s.stepIndex} ${s.kind.padEnd(22)} ${JSON.stringify(s.summary)}\n`);
             for (const m of messages) process.stdout.write(`  [${m.seq}] ${m.role}${m.compactedInto ? ' (compacted)' : ''}: ${m.content.slice(0, 120).replace(/\n/g, ' ')}\n`);
           }

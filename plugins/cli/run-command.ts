@@ -15,6 +15,8 @@ import path from 'node:path';
 export interface RunOptions {
   json?: boolean;
   user?: string;
+  /** Continue this thread (`run --thread`). */
+  thread?: string;
   hooks?: string;
   /** Approve every approval request without asking (demos, CI). */
   autoApprove?: boolean;
@@ -32,7 +34,7 @@ export async function runCommand(session: CliSession, kernel: Kernel, agentFile:
   const hooks = options.hooks ? await loadHooksModule(options.hooks) : [];
   const close = session.showTimeline(kernel, options.json);
   try {
-    const handle = await kernel.execAgent({ agentId: agent.id, prompt: prompt ?? defaultPrompt(agent.description), hooks, userId: options.user });
+    const handle = await kernel.execAgent({ agentId: agent.id, prompt: prompt ?? defaultPrompt(agent.description), hooks, userId: options.user, ...(options.thread ? { threadId: options.thread } : {}) });
     let stoppedByHuman = false;
     for (;;) {
       const waiting = await settleTree(kernel, handle.operationId);

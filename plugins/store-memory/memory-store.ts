@@ -4,6 +4,7 @@ import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
+import { defaultThreadId, UNFINISHED_STATUSES } from '../../kernel/store.js';
 import type {
   DecisionFilter,
   DecisionRecord,
@@ -15,6 +16,8 @@ import type {
   StepCommit,
   StepRecord,
   Store,
+  ThreadRecord,
+  NewThread,
   ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
@@ -48,6 +51,14 @@ function applyLimit<T>(items: T[], limit: number | undefined): T[] {
   return items.slice(0, Math.max(0, Math.floor(limit)));
 }
 
+/** A thread as kept here: its record, every message of its operations in position order, its operations. */
+interface StoredThread {
+  record: ThreadRecord;
+  messages: MessageRecord[];
+  lastPosition: number;
+  operationIds: string[];
+}
+
 /**
  * The Store contract in process memory, for tests and benchmarks. Nothing
  * survives the process. Every value is copied on the way in and on the way
@@ -63,6 +74,7 @@ export class MemoryStore implements Store {
   private readonly operations = new Map<string, OperationRecord>();
   private readonly messages = new Map<string, MessageRecord[]>();
   private readonly messageIds = new Set<string>();
+  private readonly threads = new Map<string, StoredThread>();
   private readonly steps = new Map<string, StepRecord[]>();
   private readonly hooks = new Map<string, unknown[]>();
   private readonly users = new Map<string, UserRecord>();
@@ -90,10 +102,19 @@ export class MemoryStore implements Store {
     if (this.operations.has(op.id)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`);
     this.assertNewMessageIds(messages);
     const now = nowIso();
+    let thread: StoredThread | undefined;
+    if (op.threadId !== undefined) {
+      thread = this.threads.get(op.threadId);
+      if (!thread) throw new HookgateError('STORE_NOT_FOUND', `Thread ${op.threadId} does not exist`);
+      this.assertThreadIdle(thread);
+    }
+    const newThread = thread ? undefined : this.toStoredThread(op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId }, now);
+    const target = thread ?? newThread!;
     // Copy everything before the first change, so a value JSON cannot carry fails without leaving a trace.
     const record: OperationRecord = compact({
       id: op.id,
       agentId: op.agentId,
+      threadId: target.record.id,
       parentOperationId: op.parentOperationId,
       userId: op.userId,
       status: 'running',
@@ -106,13 +127,49 @@ export class MemoryStore implements Store {
     });
     const storedHooks = copy(hooks);
     const list: MessageRecord[] = [];
-    const inserted = this.toMessageRecords(op.id, 0, messages, now);
+    const inserted = this.toMessageRecords(op.id, 0, target.lastPosition, messages, now);
+    if (newThread) this.threads.set(newThread.record.id, newThread);
+    target.operationIds.push(op.id);
     this.operations.set(op.id, record);
     this.messages.set(op.id, list);
     this.steps.set(op.id, []);
     this.hooks.set(op.id, storedHooks);
-    this.store(list, inserted);
+    this.store(list, target, inserted);
     return copyOperation(record);
+  }
+
+  /** STORE_CONFLICT when the id exists. */
+  async createThread(thread: NewThread): Promise<ThreadRecord> {
+    this.assertOpen();
+    const stored = this.toStoredThread(thread, nowIso());
+    this.threads.set(stored.record.id, stored);
+    return copy(stored.record);
+  }
+
+  async getThread(id: string): Promise<ThreadRecord | undefined> {
+    this.assertOpen();
+    const thread = this.threads.get(id);
+    return thread && copy(thread.record);
+  }
+
+  async saveThreadValues(threadId: string, values: Record<string, unknown>): Promise<void> {
+    this.assertOpen();
+    const thread = this.threads.get(threadId);
+    if (!thread) throw new HookgateError('STORE_NOT_FOUND', `Thread ${threadId} does not exist`);
+    thread.record.values = copy(values);
+    thread.record.updatedAt = nowIso();
+  }
+
+  async listThreadMessages(threadId: string, options: { fromPosition?: number; includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
+    this.assertOpen();
+    const from = options.fromPosition ?? -Infinity;
+    const all = this.threads.get(threadId)?.messages ?? [];
+    return copy(all.filter((m) => m.position >= from && (options.includeCompacted || m.compactedInto === undefined)));
+  }
+
+  async listThreadOperations(threadId: string): Promise<OperationRecord[]> {
+    this.assertOpen();
+    return (this.threads.get(threadId)?.operationIds ?? []).map((id) => copyOperation(this.operations.get(id)!));
   }
 
   async getOperation(id: string): Promise<OperationRecord | undefined> {
@@ -147,8 +204,10 @@ export class MemoryStore implements Store {
     const newMessages = commit.messages ?? [];
     this.assertNewMessageIds(newMessages);
     const stored = this.messages.get(operationId)!;
+    const thread = this.threads.get(op.threadId)!;
     if (commit.compact) {
-      const own = new Set([...stored.map((m) => m.id), ...newMessages.map((m) => m.id)]);
+      // Any message of the thread: a continued thread compacts earlier operations' messages too.
+      const own = new Set([...thread.messages.map((m) => m.id), ...newMessages.map((m) => m.id)]);
       for (const messageId of commit.compact.messageIds) {
         if (!own.has(messageId)) throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
       }
@@ -159,13 +218,13 @@ export class MemoryStore implements Store {
     const step = commit.step ? this.toStepRecord(operationId, commit.step) : undefined;
 
     const now = nowIso();
-    const inserted = this.toMessageRecords(operationId, stored.length === 0 ? 0 : stored[stored.length - 1]!.seq, newMessages, now);
+    const inserted = this.toMessageRecords(operationId, stored.length === 0 ? 0 : stored[stored.length - 1]!.seq, thread.lastPosition, newMessages, now);
     if (step) this.steps.get(operationId)!.push(step);
-    this.store(stored, inserted);
+    this.store(stored, thread, inserted);
     const result = copy(inserted);
     if (commit.compact) {
       const ids = new Set(commit.compact.messageIds);
-      for (const m of stored) if (ids.has(m.id)) m.compactedInto = commit.compact.summaryId;
+      for (const m of thread.messages) if (ids.has(m.id)) m.compactedInto = commit.compact.summaryId;
     }
     op.state = state;
     if (commit.status !== undefined) op.status = commit.status;
@@ -301,15 +360,45 @@ export class MemoryStore implements Store {
   }
 
   /** Builds the records (copying caller data) without storing them. */
-  private toMessageRecords(operationId: string, lastSeq: number, messages: NewMessage[], now: string): MessageRecord[] {
+  private toMessageRecords(operationId: string, lastSeq: number, lastPosition: number, messages: NewMessage[], now: string): MessageRecord[] {
     let seq = lastSeq;
-    return messages.map((m) => newMessageRecord(m, m.id ?? randomUUID(), operationId, ++seq, now));
+    let position = lastPosition;
+    return messages.map((m) => newMessageRecord(m, m.id ?? randomUUID(), operationId, ++seq, ++position, now));
   }
 
-  private store(list: MessageRecord[], records: MessageRecord[]): void {
+  /** Appends to the operation's list and its thread's (one object in both, so a compaction mark shows in both). */
+  private store(list: MessageRecord[], thread: StoredThread, records: MessageRecord[]): void {
     for (const record of records) {
       this.messageIds.add(record.id);
       list.push(record);
+      thread.messages.push(record);
+    }
+    if (records.length > 0) thread.lastPosition = records[records.length - 1]!.position;
+  }
+
+  /** A new thread's stored form, copied; STORE_CONFLICT when the id exists. Changes nothing. */
+  private toStoredThread(thread: NewThread, now: string): StoredThread {
+    if (this.threads.has(thread.id)) throw new HookgateError('STORE_CONFLICT', `Thread ${thread.id} already exists`);
+    const record: ThreadRecord = compact({
+      id: thread.id,
+      agentId: thread.agentId,
+      instanceId: thread.instanceId,
+      uid: thread.uid,
+      initialData: copy(thread.initialData),
+      values: copy(thread.values ?? {}),
+      createdAt: now,
+      updatedAt: now,
+    });
+    return { record, messages: [], lastPosition: 0, operationIds: [] };
+  }
+
+  /** THREAD_BUSY while an operation of the thread still runs or waits. */
+  private assertThreadIdle(thread: StoredThread): void {
+    const busy = thread.operationIds.find((id) => UNFINISHED_STATUSES.has(this.operations.get(id)!.status));
+    if (busy !== undefined) {
+      throw new HookgateError('THREAD_BUSY', `Thread ${thread.record.id} has an unfinished operation (${busy}); it takes a new one once that one is done, decided or aborted`, {
+        details: { threadId: thread.record.id, operationId: busy },
+      });
     }
   }
 

@@ -277,6 +277,35 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       DROP TABLE operation_definitions;
     `,
   },
+  {
+    version: 5,
+    description: 'threads: a conversation across operations; every operation runs on one, its messages at thread positions',
+    // A thread row per conversation; an operation names its thread (thread_seq) and where its messages start in it
+    // (position_base: a message's thread position is position_base + its message_seq, so positions need no column
+    // and no write of their own). A thread runs one operation at a time (the store refuses a second one while the
+    // first is unfinished), so the positions of its operations follow one another. Every existing operation, sub-agent
+    // operations included, gets a thread of its own, "thread_<operation id>" (the id the afterCallAgent event has
+    // always named), with position_base 0: its messages keep their seqs as positions.
+    sql: `
+      CREATE TABLE threads (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        agent_id TEXT NOT NULL,
+        instance_id TEXT,
+        uid TEXT,
+        initial_data TEXT,
+        thread_values TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      INSERT INTO threads (id, agent_id, created_at, updated_at)
+        SELECT 'thread_' || id, agent_id, created_at, created_at FROM operations ORDER BY seq;
+      ALTER TABLE operations ADD COLUMN thread_seq INTEGER REFERENCES threads (seq);
+      ALTER TABLE operations ADD COLUMN position_base INTEGER NOT NULL DEFAULT 0;
+      UPDATE operations SET thread_seq = (SELECT t.seq FROM threads t WHERE t.id = 'thread_' || operations.id);
+      CREATE INDEX operations_by_thread ON operations (thread_seq, seq);
+    `,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,10 +1,11 @@
-import type { DecisionRecord, MessageRecord, OperationRecord, StepRecord } from '../../kernel/store.js';
+import type { DecisionRecord, MessageRecord, OperationRecord, StepRecord, ThreadRecord } from '../../kernel/store.js';
 import type { MessageIds } from './message-ids.js';
 
 /** Column shapes as better-sqlite3 returns them. JSON columns are TEXT. */
 export interface OperationRow {
   id: string;
   agent_id: string;
+  thread_id: string;
   parent_operation_id: string | null;
   user_id: string | null;
   status: OperationRecord['status'];
@@ -24,6 +25,7 @@ export interface MessageRow {
   id: string | null;
   operation_id: string;
   seq: number;
+  position: number;
   role: MessageRecord['role'];
   content: string;
   tool_calls: string | null;
@@ -31,6 +33,17 @@ export interface MessageRow {
   tool_result: string | null;
   compacted_into: string | null;
   created_at: string;
+}
+
+export interface ThreadRow {
+  id: string;
+  agent_id: string;
+  instance_id: string | null;
+  uid: string | null;
+  initial_data: string | null;
+  thread_values: string;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface StepRow {
@@ -74,6 +87,7 @@ export function toOperationRecord(row: OperationRow): OperationRecord {
   const record: OperationRecord = {
     id: row.id,
     agentId: row.agent_id,
+    threadId: row.thread_id,
     status: row.status,
     agent: JSON.parse(row.agent) as unknown,
     context: JSON.parse(row.context) as Record<string, string>,
@@ -94,6 +108,7 @@ export function toMessageRecord(row: MessageRow, ids: MessageIds): MessageRecord
     id: row.id ?? ids.forKey(row.key),
     operationId: row.operation_id,
     seq: row.seq,
+    position: row.position,
     role: row.role,
     content: row.content,
     createdAt: row.created_at,
@@ -104,6 +119,21 @@ export function toMessageRecord(row: MessageRow, ids: MessageIds): MessageRecord
   const toolResult = fromJson<MessageRecord['toolResult']>(row.tool_result);
   if (toolResult !== undefined) record.toolResult = toolResult;
   if (row.compacted_into !== null) record.compactedInto = row.compacted_into;
+  return record;
+}
+
+export function toThreadRecord(row: ThreadRow): ThreadRecord {
+  const record: ThreadRecord = {
+    id: row.id,
+    agentId: row.agent_id,
+    values: JSON.parse(row.thread_values) as ThreadRecord['values'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.instance_id !== null) record.instanceId = row.instance_id;
+  if (row.uid !== null) record.uid = row.uid;
+  const initialData = fromJson<unknown>(row.initial_data);
+  if (initialData !== undefined) record.initialData = initialData;
   return record;
 }
 

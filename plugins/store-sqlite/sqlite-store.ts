@@ -15,9 +15,12 @@ import type {
   StepCommit,
   StepRecord,
   Store,
+  ThreadRecord,
+  NewThread,
   ToolResult,
   UserRecord,
 } from '../../kernel/store.js';
+import { defaultThreadId } from '../../kernel/store.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { MessageIds } from './message-ids.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
@@ -32,6 +35,8 @@ import {
   type MessageRow,
   type OperationRow,
   type StepRow,
+  type ThreadRow,
+  toThreadRecord,
 } from './rows.js';
 import { OperationSeqs } from './operation-seqs.js';
 import { prefixUpperBound } from './prefix-range.js';
@@ -58,13 +63,16 @@ const NEWEST_STATE_KEY = `(SELECT key FROM operation_log l WHERE ${LOG_RANGE('l'
  * else the row's. updatedAt is the later of the row's and that entry's commit time.
  */
 const OPERATION_COLUMNS =
-  `o.id, o.agent_id, o.parent_operation_id, o.user_id, o.status, o.reason, a.agent, o.context, COALESCE(ls.state, o.state) AS state,
+  `o.id, o.agent_id, t.id AS thread_id, o.parent_operation_id, o.user_id, o.status, o.reason, a.agent, o.context, COALESCE(ls.state, o.state) AS state,
    o.error, o.created_at, CASE WHEN ls.state IS NULL THEN o.updated_at ELSE MAX(o.updated_at, ls.created_at) END AS updated_at,
    COALESCE(ls.state_version, o.state_version) AS version`;
-const OPERATION_FROM = `operations o JOIN agent_definitions a ON a.seq = o.agent_seq
+const OPERATION_FROM = `operations o JOIN agent_definitions a ON a.seq = o.agent_seq JOIN threads t ON t.seq = o.thread_seq
   LEFT JOIN operation_log ls ON ls.key = ${NEWEST_STATE_KEY} AND ls.state_version > o.state_version`;
-/** A message entry with its operation's id; `id` is NULL for a generated id (derived from the key). */
-const MESSAGE_COLUMNS = `l.key, l.message_id AS id, o.id AS operation_id, l.message_seq AS seq, l.role, l.content, l.tool_calls, l.tool_call_id,
+/**
+ * A message entry with its operation's id and its thread position (the operation's position_base plus its seq,
+ * see migration 5); `id` is NULL for a generated id (derived from the key).
+ */
+const MESSAGE_COLUMNS = `l.key, l.message_id AS id, o.id AS operation_id, l.message_seq AS seq, o.position_base + l.message_seq AS position, l.role, l.content, l.tool_calls, l.tool_call_id,
   l.tool_result, l.compacted_into, l.created_at`;
 const MESSAGE_FROM = `operations o JOIN operation_log l ON ${LOG_RANGE('l')}`;
 const DECISION_COLUMNS =
@@ -88,8 +96,40 @@ type Statements = ReturnType<typeof prepareStatements>;
 function prepareStatements(db: Database.Database) {
   return {
     insertOperation: db.prepare(
-      `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at, agent_seq, context)
-       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context)`,
+      `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at, agent_seq, context,
+         thread_seq, position_base)
+       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context, @threadSeq, @positionBase)`,
+    ),
+    insertThread: db.prepare(
+      `INSERT INTO threads (id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at)
+       VALUES (@id, @agentId, @instanceId, @uid, @initialData, @values, @now, @now)`,
+    ),
+    threadSeq: db.prepare<[string], number>('SELECT seq FROM threads WHERE id = ?').pluck(),
+    getThread: db.prepare<[string], ThreadRow>(
+      'SELECT id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at FROM threads WHERE id = ?',
+    ),
+    updateThreadValues: db.prepare<[string, string, string]>('UPDATE threads SET thread_values = ?, updated_at = ? WHERE id = ?'),
+    // An unfinished operation of the thread, if any (the guard of createOperation({ threadId })).
+    threadBusyOperation: db.prepare<[number], string>(
+      "SELECT id FROM operations WHERE thread_seq = ? AND status IN ('running', 'waiting_approval', 'waiting_tool') LIMIT 1",
+    ).pluck(),
+    // The thread's last position: its newest operation's base plus that operation's newest message seq.
+    threadLastPosition: db.prepare<[number], number>(
+      `SELECT o.position_base + COALESCE((SELECT message_seq FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.message_seq IS NOT NULL
+         ORDER BY key DESC LIMIT 1), 0)
+       FROM operations o WHERE o.thread_seq = ? ORDER BY o.seq DESC LIMIT 1`,
+    ).pluck(),
+    threadOfOperation: db.prepare<[number], number>('SELECT thread_seq FROM operations WHERE seq = ?').pluck(),
+    listThreadMessages: db.prepare<[string, number], MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.thread_seq = (SELECT seq FROM threads WHERE id = ?) AND l.entry = 'message'
+       AND l.compacted_into IS NULL AND o.position_base + l.message_seq >= ? ORDER BY o.seq, l.key`,
+    ),
+    listAllThreadMessages: db.prepare<[string, number], MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.thread_seq = (SELECT seq FROM threads WHERE id = ?) AND l.entry = 'message'
+       AND o.position_base + l.message_seq >= ? ORDER BY o.seq, l.key`,
+    ),
+    listThreadOperations: db.prepare<[string], OperationRow>(
+      `SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.thread_seq = (SELECT seq FROM threads WHERE id = ?) ORDER BY o.seq`,
     ),
     agentDefinitionSeq: db.prepare<[string], number>('SELECT seq FROM agent_definitions WHERE digest = ?').pluck(),
     insertAgentDefinition: db.prepare<[string, string]>('INSERT INTO agent_definitions (digest, agent) VALUES (?, ?)'),
@@ -108,12 +148,14 @@ function prepareStatements(db: Database.Database) {
     updateOperationState: db.prepare<[string, number, string, number]>('UPDATE operations SET state = ?, state_version = ?, updated_at = ? WHERE seq = ?'),
     // What a commit needs to know, by rowid (the id check guards against a reused seq), read inside its write
     // transaction: the row's state version, the operation's newest log key, the newest state version in its log,
-    // and its newest message seq (message seqs grow with the key). Each is one backward seek over the range.
-    logProbe: db.prepare<[number, string], [number, number | null, number | null, number | null]>(
+    // and its newest message seq (message seqs grow with the key), each one backward seek over the range; and the
+    // operation's thread position base (a column of the row already read).
+    logProbe: db.prepare<[number, string], [number, number | null, number | null, number | null, number]>(
       `SELECT o.state_version,
          (SELECT key FROM operation_log l WHERE ${LOG_RANGE('l')} ORDER BY key DESC LIMIT 1),
          (SELECT state_version FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.state_version IS NOT NULL ORDER BY key DESC LIMIT 1),
-         (SELECT message_seq FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.message_seq IS NOT NULL ORDER BY key DESC LIMIT 1)
+         (SELECT message_seq FROM operation_log l WHERE ${LOG_RANGE('l')} AND l.message_seq IS NOT NULL ORDER BY key DESC LIMIT 1),
+         o.position_base
        FROM operations o WHERE o.seq = ? AND o.id = ?`,
     ).raw(),
     insertMessage: db.prepare<[number, number, string, number, string | null, string, string, string | null, string | null, string | null]>(
@@ -122,10 +164,14 @@ function prepareStatements(db: Database.Database) {
     ),
     // A generated id names the message at its key only when that message has no supplied id.
     messageKeyExists: db.prepare<[number], number>("SELECT 1 FROM operation_log WHERE key = ? AND entry = 'message' AND message_id IS NULL").pluck(),
+    // Any message of the thread (parameter 3): a continued thread compacts earlier operations' messages too.
     compactGeneratedMessage: db.prepare<[string, number, number]>(
-      "UPDATE operation_log SET compacted_into = ? WHERE key = ? AND operation_seq = ? AND entry = 'message' AND message_id IS NULL",
+      `UPDATE operation_log SET compacted_into = ? WHERE key = ? AND entry = 'message' AND message_id IS NULL
+       AND operation_seq IN (SELECT seq FROM operations WHERE thread_seq = ?)`,
     ),
-    compactGivenMessage: db.prepare<[string, string, number]>('UPDATE operation_log SET compacted_into = ? WHERE message_id = ? AND operation_seq = ?'),
+    compactGivenMessage: db.prepare<[string, string, number]>(
+      'UPDATE operation_log SET compacted_into = ? WHERE message_id = ? AND operation_seq IN (SELECT seq FROM operations WHERE thread_seq = ?)',
+    ),
     listMessages: db.prepare<[string], MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM ${MESSAGE_FROM} WHERE o.id = ? AND l.entry = 'message' AND l.compacted_into IS NULL ORDER BY l.key`,
     ),
@@ -241,6 +287,23 @@ export class SqliteStore implements Store {
       const agent = JSON.stringify(op.agent ?? null);
       const digest = createHash('sha256').update(agent).digest('hex');
       const agentSeq = s.agentDefinitionSeq.get(digest) ?? Number(s.insertAgentDefinition.run(digest, agent).lastInsertRowid);
+      let threadSeq: number;
+      let positionBase = 0;
+      if (op.threadId !== undefined) {
+        const found = s.threadSeq.get(op.threadId);
+        if (found === undefined) throw new HookgateError('STORE_NOT_FOUND', `Thread ${op.threadId} does not exist`);
+        threadSeq = found;
+        // Read under this transaction's write lock: no other connection can start an operation on the thread meanwhile.
+        const busy = s.threadBusyOperation.get(threadSeq);
+        if (busy !== undefined) {
+          throw new HookgateError('THREAD_BUSY', `Thread ${op.threadId} has an unfinished operation (${busy}); it takes a new one once that one is done, decided or aborted`, {
+            details: { threadId: op.threadId, operationId: busy },
+          });
+        }
+        positionBase = s.threadLastPosition.get(threadSeq) ?? 0;
+      } else {
+        threadSeq = this.insertThread(s, op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId }, now);
+      }
       let seq: number | bigint;
       try {
         seq = s.insertOperation.run({
@@ -252,13 +315,15 @@ export class SqliteStore implements Store {
           now,
           agentSeq,
           context: JSON.stringify(op.context ?? {}),
+          threadSeq,
+          positionBase,
         }).lastInsertRowid;
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });
         throw err;
       }
       const opSeq = this.seqs.remember(op.id, Number(seq));
-      this.insertMessages(s, op.id, opSeq, opSeq * LOG_KEYS_PER_OPERATION + 1, 1, messages, now);
+      this.insertMessages(s, op.id, opSeq, opSeq * LOG_KEYS_PER_OPERATION + 1, 1, positionBase, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
       return toOperationRecord(s.getOperation.get(op.id)!);
     });
@@ -273,7 +338,7 @@ export class SqliteStore implements Store {
       }
       const seq = opSeq!;
       // Read inside this write transaction, so they stay right when other connections write too.
-      const [rowVersion, newestKey, newestStateVersion, newestMessageSeq] = probe;
+      const [rowVersion, newestKey, newestStateVersion, newestMessageSeq, positionBase] = probe;
       const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
       assertVersion(operationId, version - 1, commit.expectedVersion);
       let nextKey = (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1;
@@ -293,15 +358,16 @@ export class SqliteStore implements Store {
           JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
       }
       const records = commit.messages?.length
-        ? this.insertMessages(s, operationId, seq, nextKey, (newestMessageSeq ?? 0) + 1, commit.messages, now)
+        ? this.insertMessages(s, operationId, seq, nextKey, (newestMessageSeq ?? 0) + 1, positionBase, commit.messages, now)
         : [];
       if (commit.compact) {
         const summaryId = commit.compact.summaryId;
+        const threadSeq = s.threadOfOperation.get(seq)!;
         for (const messageId of commit.compact.messageIds) {
           const key = ids.keyOf(messageId);
           const changes = key !== undefined
-            ? s.compactGeneratedMessage.run(summaryId, key, seq).changes
-            : s.compactGivenMessage.run(summaryId, messageId, seq).changes;
+            ? s.compactGeneratedMessage.run(summaryId, key, threadSeq).changes
+            : s.compactGivenMessage.run(summaryId, messageId, threadSeq).changes;
           if (changes === 0) throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
         }
       }
@@ -435,6 +501,66 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** STORE_CONFLICT when the id exists. */
+  async createThread(thread: NewThread): Promise<ThreadRecord> {
+    return this.guard((s) => {
+      this.createThreadTx ??= this.db!.transaction((t: NewThread, now: string) => {
+        this.insertThread(s, t, now);
+        return toThreadRecord(s.getThread.get(t.id)!);
+      });
+      return this.committed(this.createThreadTx.immediate(thread, nowIso()));
+    });
+  }
+
+  private createThreadTx?: Database.Transaction<(thread: NewThread, now: string) => ThreadRecord>;
+
+  async getThread(id: string): Promise<ThreadRecord | undefined> {
+    return this.guard((s) => {
+      const row = s.getThread.get(id);
+      return row ? toThreadRecord(row) : undefined;
+    });
+  }
+
+  /** STORE_NOT_FOUND for an unknown thread. */
+  async saveThreadValues(threadId: string, values: Record<string, unknown>): Promise<void> {
+    this.guard((s) => {
+      if (s.updateThreadValues.run(JSON.stringify(values), nowIso(), threadId).changes === 0) {
+        throw new HookgateError('STORE_NOT_FOUND', `Thread ${threadId} does not exist`);
+      }
+      this.committed(undefined);
+    });
+  }
+
+  /** One query: the thread's operations in seq order (their positions follow one another), each one's log range. */
+  async listThreadMessages(threadId: string, options: { fromPosition?: number; includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
+    return this.guard((s) => {
+      const from = options.fromPosition ?? Number.MIN_SAFE_INTEGER;
+      return (options.includeCompacted ? s.listAllThreadMessages : s.listThreadMessages).all(threadId, from).map((row) => toMessageRecord(row, this.ids!));
+    });
+  }
+
+  async listThreadOperations(threadId: string): Promise<OperationRecord[]> {
+    return this.guard((s) => s.listThreadOperations.all(threadId).map(toOperationRecord));
+  }
+
+  /** Inserts a thread row (inside the caller's transaction) and returns its seq; STORE_CONFLICT when the id exists. */
+  private insertThread(s: Statements, thread: NewThread, now: string): number {
+    try {
+      return Number(s.insertThread.run({
+        id: thread.id,
+        agentId: thread.agentId,
+        instanceId: thread.instanceId ?? null,
+        uid: thread.uid ?? null,
+        initialData: toJson(thread.initialData),
+        values: JSON.stringify(thread.values ?? {}),
+        now,
+      }).lastInsertRowid);
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Thread ${thread.id} already exists`, { cause: err });
+      throw err;
+    }
+  }
+
   async listMessages(operationId: string, options: { includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
     return this.guard((s) => (options.includeCompacted ? s.listAllMessages : s.listMessages).all(operationId).map((row) => toMessageRecord(row, this.ids!)));
   }
@@ -537,7 +663,7 @@ export class SqliteStore implements Store {
    * another message has it or when it lies in this database's generated-id
    * namespace. Returns the records a later read returns.
    */
-  private insertMessages(s: Statements, operationId: string, opSeq: number, key: number, seq: number, messages: NewMessage[], now: string): MessageRecord[] {
+  private insertMessages(s: Statements, operationId: string, opSeq: number, key: number, seq: number, positionBase: number, messages: NewMessage[], now: string): MessageRecord[] {
     const ids = this.ids!;
     return messages.map((m) => {
       const reservedKey = m.id === undefined ? undefined : ids.keyOf(m.id);
@@ -553,7 +679,7 @@ export class SqliteStore implements Store {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${id} already exists`, { cause: err });
         throw err;
       }
-      const record = newMessageRecord(m, id, operationId, seq, now);
+      const record = newMessageRecord(m, id, operationId, seq, positionBase + seq, now);
       key += 1;
       seq += 1;
       return record;

@@ -84,6 +84,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.deepEqual(created, {
           id: 'op-1',
           agentId: 'agent-a',
+          threadId: 'thread_op-1',
           parentOperationId: 'op-0',
           userId: 'u-1',
           status: 'running',
@@ -160,6 +161,129 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         for (const id of ['op-1', 'op-2', 'op-3']) await store.createOperation(newOperation(id), [], []);
         assert.deepEqual((await store.listOperations({ limit: 2 })).map((o) => o.id), ['op-3', 'op-2']);
         assert.deepEqual(await store.listOperations({ limit: 0 }), []);
+      });
+    });
+
+    describe('threads', () => {
+      /** op-1 on thread t-1: a user prompt, then an assistant turn and a tool result, then done. */
+      async function firstOperation(): Promise<void> {
+        await store.createOperation(newOperation('op-1', { thread: { id: 't-1', agentId: 'agent-a' } }), [{ role: 'user', content: 'first prompt' }], []);
+        await store.commitStep('op-1', {
+          state: state({ stepIndex: 1 }),
+          messages: [{ role: 'assistant', content: '', toolCalls: [toolCall] }, { role: 'tool', toolCallId: 'call_1', content: 'file text' }],
+        });
+        await store.commitStep('op-1', { state: state({ stepIndex: 2 }), messages: [{ role: 'assistant', content: 'first answer' }], status: 'done', reason: 'done' });
+      }
+
+      it('gives an operation without a thread one of its own, thread_<operation id>, of its agent', async () => {
+        const op = await store.createOperation(newOperation('op-1'), [{ role: 'user', content: 'hi' }], []);
+        assert.equal(op.threadId, 'thread_op-1');
+        const thread = (await store.getThread('thread_op-1'))!;
+        assert.deepEqual(thread, { id: 'thread_op-1', agentId: 'agent-a', values: {}, createdAt: thread.createdAt, updatedAt: thread.updatedAt });
+        assert.deepEqual((await store.listThreadMessages('thread_op-1')).map((m) => [m.operationId, m.seq, m.position, m.content]), [['op-1', 1, 1, 'hi']]);
+      });
+
+      it('creates the thread an operation names in `thread`, with its instance, uid, initial data and values', async () => {
+        const op = await store.createOperation(
+          newOperation('op-1', { thread: { id: 't-1', agentId: 'agent-a', instanceId: 'inst-1', uid: 'u-42', initialData: { n: 1 }, values: { k: 'v' } } }),
+          [],
+          [],
+        );
+        assert.equal(op.threadId, 't-1');
+        assert.deepEqual(await store.getOperation('op-1'), op);
+        const thread = (await store.getThread('t-1'))!;
+        assert.deepEqual(thread, { id: 't-1', agentId: 'agent-a', instanceId: 'inst-1', uid: 'u-42', initialData: { n: 1 }, values: { k: 'v' }, createdAt: thread.createdAt, updatedAt: thread.updatedAt });
+        const bare = await store.createThread({ id: 't-2', agentId: 'a' });
+        for (const key of ['instanceId', 'uid', 'initialData']) assert.equal(key in bare, false, key);
+      });
+
+      it('continues a thread: messages of every operation in position order, positions continuing, seqs per operation', async () => {
+        await firstOperation();
+        const second = await store.createOperation(newOperation('op-2', { threadId: 't-1' }), [{ role: 'user', content: 'second prompt' }], []);
+        assert.equal(second.threadId, 't-1');
+        const [written] = await store.commitStep('op-2', { state: state({ stepIndex: 1 }), messages: [{ role: 'assistant', content: 'second answer' }] });
+        assert.deepEqual([written!.seq, written!.position], [2, 6]);
+        const thread = await store.listThreadMessages('t-1');
+        assert.deepEqual(thread.map((m) => [m.operationId, m.seq, m.position, m.role, m.content]), [
+          ['op-1', 1, 1, 'user', 'first prompt'],
+          ['op-1', 2, 2, 'assistant', ''],
+          ['op-1', 3, 3, 'tool', 'file text'],
+          ['op-1', 4, 4, 'assistant', 'first answer'],
+          ['op-2', 1, 5, 'user', 'second prompt'],
+          ['op-2', 2, 6, 'assistant', 'second answer'],
+        ]);
+        assert.deepEqual(thread[5], written);
+        // An operation's own view is unchanged: its messages only.
+        assert.deepEqual((await store.listMessages('op-2')).map((m) => m.content), ['second prompt', 'second answer']);
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => m.position), [1, 2, 3, 4]);
+        assert.deepEqual((await store.listThreadMessages('t-1', { fromPosition: 4 })).map((m) => m.position), [4, 5, 6]);
+        assert.deepEqual((await store.listThreadMessages('t-1', { fromPosition: 7 })), []);
+        assert.deepEqual((await store.listThreadOperations('t-1')).map((o) => [o.id, o.status]), [['op-1', 'done'], ['op-2', 'running']]);
+      });
+
+      it('refuses a new operation on a thread whose operation is unfinished (THREAD_BUSY) and creates nothing', async () => {
+        await store.createOperation(newOperation('op-1', { thread: { id: 't-1', agentId: 'agent-a' } }), [{ role: 'user', content: 'a' }], []);
+        for (const status of ['running', 'waiting_approval', 'waiting_tool'] as const) {
+          if (status !== 'running') await store.commitStep('op-1', { state: state(), status });
+          const err = await rejectsWithCode(store.createOperation(newOperation('op-2', { threadId: 't-1' }), [{ role: 'user', content: 'b' }], []), 'THREAD_BUSY');
+          assert.match(err.message, /t-1.*op-1/);
+          assert.equal(await store.getOperation('op-2'), undefined);
+        }
+        assert.deepEqual((await store.listThreadMessages('t-1')).map((m) => m.content), ['a']);
+        await store.commitStep('op-1', { state: state(), status: 'interrupted', reason: 'interrupted' });
+        await store.createOperation(newOperation('op-2', { threadId: 't-1' }), [{ role: 'user', content: 'b' }], []);
+        assert.deepEqual((await store.listThreadMessages('t-1')).map((m) => [m.content, m.position]), [['a', 1], ['b', 2]]);
+      });
+
+      it('refuses an unknown thread (STORE_NOT_FOUND) and an existing thread id in `thread` (STORE_CONFLICT), creating nothing', async () => {
+        await rejectsWithCode(store.createOperation(newOperation('op-1', { threadId: 'nope' }), [], []), 'STORE_NOT_FOUND');
+        assert.equal(await store.getOperation('op-1'), undefined);
+        await store.createThread({ id: 't-1', agentId: 'agent-a' });
+        await rejectsWithCode(store.createThread({ id: 't-1', agentId: 'agent-b' }), 'STORE_CONFLICT');
+        await rejectsWithCode(store.createOperation(newOperation('op-1', { thread: { id: 't-1', agentId: 'agent-a' } }), [], []), 'STORE_CONFLICT');
+        assert.equal(await store.getOperation('op-1'), undefined);
+        assert.equal((await store.getThread('t-1'))!.agentId, 'agent-a');
+        assert.deepEqual(await store.listThreadOperations('t-1'), []);
+        assert.deepEqual(await store.listThreadMessages('nope'), []);
+        assert.equal(await store.getThread('nope'), undefined);
+      });
+
+      it('starts an operation on a thread made with createThread at position 1', async () => {
+        await store.createThread({ id: 't-1', agentId: 'agent-a' });
+        await store.createOperation(newOperation('op-1', { threadId: 't-1' }), [{ role: 'user', content: 'a' }], []);
+        assert.deepEqual((await store.listThreadMessages('t-1')).map((m) => [m.operationId, m.position]), [['op-1', 1]]);
+      });
+
+      it('keeps persisted values per thread; STORE_NOT_FOUND for an unknown one', async () => {
+        await store.createThread({ id: 't-1', agentId: 'agent-a' });
+        await store.saveThreadValues('t-1', { count: 2, nested: { a: [1] } });
+        assert.deepEqual((await store.getThread('t-1'))!.values, { count: 2, nested: { a: [1] } });
+        await rejectsWithCode(store.saveThreadValues('nope', {}), 'STORE_NOT_FOUND');
+      });
+
+      it("compacts earlier operations' messages from a later operation of the thread, and no other thread's", async () => {
+        await firstOperation();
+        await store.createOperation(newOperation('op-other'), [{ id: 'm-other', role: 'user', content: 'elsewhere' }], []);
+        await store.createOperation(newOperation('op-2', { threadId: 't-1' }), [{ role: 'user', content: 'second prompt' }], []);
+        const older = (await store.listThreadMessages('t-1')).slice(0, 3);
+        await rejectsWithCode(
+          store.commitStep('op-2', { state: state(), messages: [{ id: 's-bad', role: 'summary', content: 'x' }], compact: { messageIds: ['m-other'], summaryId: 's-bad' } }),
+          'STORE_NOT_FOUND',
+        );
+        await store.commitStep('op-2', {
+          state: state({ stepIndex: 1, compactions: 1 }),
+          messages: [{ id: 's-1', role: 'summary', content: 'summary of the first operation' }],
+          compact: { messageIds: older.map((m) => m.id), summaryId: 's-1' },
+        });
+        assert.deepEqual((await store.listThreadMessages('t-1')).map((m) => [m.operationId, m.role, m.content]), [
+          ['op-1', 'assistant', 'first answer'],
+          ['op-2', 'user', 'second prompt'],
+          ['op-2', 'summary', 'summary of the first operation'],
+        ]);
+        const all = await store.listThreadMessages('t-1', { includeCompacted: true });
+        assert.deepEqual(all.map((m) => m.compactedInto), ['s-1', 's-1', 's-1', undefined, undefined, undefined]);
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => m.content), ['first answer']);
+        assert.deepEqual((await store.listMessages('op-other')).map((m) => m.compactedInto), [undefined]);
       });
     });
 

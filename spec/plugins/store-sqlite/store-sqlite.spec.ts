@@ -114,7 +114,7 @@ describe('store-sqlite', () => {
   });
 
   describe('store-sqlite migrations', () => {
-    const ALL_TABLES = ['agent_definitions', 'decision_policies', 'decisions', 'hook_registrations', 'operation_log', 'operations', 'store_identity', 'users'];
+    const ALL_TABLES = ['agent_definitions', 'decision_policies', 'decisions', 'hook_registrations', 'operation_log', 'operations', 'store_identity', 'threads', 'users'];
 
     it('creates a missing file and its folders at the latest schema version', async () => {
       const file = freshPath();
@@ -302,6 +302,7 @@ describe('store-sqlite', () => {
         assert.deepEqual(await store.getOperation('op-a'), {
           id: 'op-a',
           agentId: 'agent-a',
+          threadId: 'thread_op-a',
           userId: 'u-1',
           status: 'error',
           reason: 'error',
@@ -319,11 +320,11 @@ describe('store-sqlite', () => {
         ]);
         assert.deepEqual((await store.listOperations({ status: 'running' })).map((o) => o.id), ['op-b']);
         assert.deepEqual(await store.listMessages('op-a', { includeCompacted: true }), [
-          { id: 'aa-1', operationId: 'op-a', seq: 1, role: 'user', content: 'read a.txt', compactedInto: 'zz-3', createdAt: '2025-01-01T00:00:01.000Z' },
-          { id: 'mm-2', operationId: 'op-a', seq: 2, role: 'tool', content: 'A', toolCallId: 'call_1', toolResult: { content: 'A', success: true },
+          { id: 'aa-1', operationId: 'op-a', seq: 1, position: 1, role: 'user', content: 'read a.txt', compactedInto: 'zz-3', createdAt: '2025-01-01T00:00:01.000Z' },
+          { id: 'mm-2', operationId: 'op-a', seq: 2, position: 2, role: 'tool', content: 'A', toolCallId: 'call_1', toolResult: { content: 'A', success: true },
             compactedInto: 'zz-3', createdAt: '2025-01-01T00:00:02.000Z' },
-          { id: 'zz-3', operationId: 'op-a', seq: 3, role: 'summary', content: 'short', createdAt: '2025-01-01T00:00:03.000Z' },
-          { id: 'aa-4', operationId: 'op-a', seq: 4, role: 'assistant', content: '',
+          { id: 'zz-3', operationId: 'op-a', seq: 3, position: 3, role: 'summary', content: 'short', createdAt: '2025-01-01T00:00:03.000Z' },
+          { id: 'aa-4', operationId: 'op-a', seq: 4, position: 4, role: 'assistant', content: '',
             toolCalls: [{ id: 'call_2', identifier: 'fs', apiName: 'readFile', args: { path: 'b' } }], createdAt: '2025-01-01T00:00:04.000Z' },
         ]);
         assert.deepEqual((await store.listMessages('op-a')).map((m) => m.id), ['zz-3', 'aa-4']);
@@ -409,6 +410,7 @@ describe('store-sqlite', () => {
         assert.deepEqual(await store.getOperation('op-a'), {
           id: 'op-a',
           agentId: 'agent-a',
+          threadId: 'thread_op-a',
           userId: 'u-1',
           status: 'waiting_approval',
           agent: { id: 'agent-a' },
