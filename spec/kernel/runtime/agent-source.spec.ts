@@ -239,6 +239,20 @@ describe('runtime: agent sources', () => {
     assert.deepEqual(await fx.kernel.listOperations(), []);
   });
 
+  it("a view's sub-agents are defined agents: the child runs from the static source and does not inherit the parent's", async () => {
+    fx.kernel.agents.define({ id: 'helper', instructions: 'helper rules', model: model([{ text: 'helped' }]) });
+    const turns = model([{ toolCalls: [{ id: 's1', identifier: 'agents', apiName: 'helper', args: { instruction: 'help' } }] }, { text: 'done' }]);
+    fx.kernel.agentSources.add(stepSource('parent', () => ({ model: turns, tools: [], allowList: [], subagents: ['helper'] })));
+    const handle = await fx.kernel.execAgent({ agentSource: 'parent', agentId: 'boss', prompt: 'go' });
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    const [child] = await fx.kernel.listOperations({ parentOperationId: handle.operationId });
+    assert.equal(child!.agentId, 'helper');
+    assert.equal(child!.context[AGENT_SOURCE_CONTEXT_KEY], undefined);
+    assert.equal(child!.state.lastText, 'helped');
+    assert.ok(turnRequests().some((r) => r.messages[0]?.content === 'helper rules'));
+  });
+
   it('sources are added by a unique lowercase id; "static" is the agent files\' source', () => {
     const noop = (id: string) => ({ id, resolve: () => ({ model: { provider: 'scripted' }, tools: [], allowList: [] }) });
     assert.throws(() => fx.kernel.agentSources.add(noop('static')), { code: 'AGENT_SOURCE_INVALID', message: /agent files/ });
