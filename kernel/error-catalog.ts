@@ -48,6 +48,9 @@ export const ERROR_CATALOG = {
   TOOL_TARGET_INVALID: { category: 'user', summary: 'a tool target (file or folder) is missing or of the wrong kind' },
   SANDBOX_ESCAPE: { category: 'user', summary: 'a path leaves the sandbox folder' },
   AGENT_NOT_FOUND: { category: 'user', summary: 'no agent has this id' },
+  AGENT_SOURCE_NOT_FOUND: { category: 'user', summary: 'no agent source has this id (execAgent({ agentSource }), or the source an operation was started from is not in this kernel)' },
+  AGENT_SOURCE_FAILED: { category: 'system', summary: "an agent source threw or rejected when asked for an operation's agent (at start or before a step); the error names the source" },
+  AGENT_SOURCE_INVALID: { category: 'system', summary: 'an agent source is not valid, or returned a view (instructions, model, tools, allow-list...) that is not valid; the error names the source' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },

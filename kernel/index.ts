@@ -8,7 +8,7 @@ export type { PluginStatus } from './plugin-host.js';
 export { createToken, type Token } from './token.js';
 /** Every service token, as one namespace (`tokens.ToolSources`); each is also exported by name. */
 export * as tokens from './tokens.js';
-export { Config, Logger, Secrets, Environment, Operations, Hooks, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies } from './tokens.js';
+export { Config, Logger, Secrets, Environment, Operations, Hooks, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies, AgentSources } from './tokens.js';
 export { HookgateError, CriticalHookDeliveryError, isHookgateError, errorMessage } from './errors.js';
 export { ERROR_CATALOG, type ErrorCode, type ErrorCategory } from './error-catalog.js';
 export { createLogger, SecretScrubber, type LogLevel, type LogRecord } from './logger.js';
@@ -23,6 +23,10 @@ export { createWebhookPayloadBuilder } from './hooks/webhook/webhook-payload.js'
 export { signWebhook, verifyWebhookSignature, generateSigningSecret } from './hooks/webhook/signing.js';
 export type { AgentDefinition } from './agent-definition.js';
 export { AgentRegistry } from './runtime/agent-registry.js';
+export { STATIC_AGENT_SOURCE_ID, AGENT_SOURCE_CONTEXT_KEY, type AgentSource, type AgentView, type AgentSourceContext } from './runtime/agent-source.js';
+export { AgentSourceRegistry } from './runtime/agent-source-registry.js';
+export { StaticAgentSource } from './runtime/agent-source-static.js';
+export type { ToolEntry } from './runtime/call-facts.js';
 export type { ExecAgentOptions, HumanDecision } from './runtime/agent-runtime.js';
 export { OperationEvents, type OperationEvent, type OperationEventOf } from './runtime/operation-events.js';
 export type * from './store.js';

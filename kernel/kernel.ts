@@ -8,16 +8,18 @@ import type { Plugin } from './plugin.js';
 import { runWithHandle, type OperationHandle } from './operation-handle.js';
 import { PluginHost, type PluginStatus } from './plugin-host.js';
 import { AgentRegistry } from './runtime/agent-registry.js';
+import { AgentSourceRegistry } from './runtime/agent-source-registry.js';
+import { StaticAgentSource } from './runtime/agent-source-static.js';
+import type { ToolEntry } from './runtime/call-facts.js';
 import { AgentRuntime, type ExecAgentOptions } from './runtime/agent-runtime.js';
 import { OperationEvents, type OperationEvent } from './runtime/operation-events.js';
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { ToolResult } from './messages.js';
-import type { ToolDefinition, ToolSource } from './tools.js';
 
 /** What `new Kernel(options)` takes; `createKernel` fills `config` and `plugins` for you. */
 export interface KernelOptions<C extends KernelConfig = KernelConfig> {
@@ -65,6 +67,14 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
   readonly logger: LoggerContract;
   readonly secrets: SecretScrubber;
   readonly agents = new AgentRegistry();
+  /**
+   * Where operations' agents come from, by id: `static` (agent files and
+   * `agents.define`), the `AgentSources` plugins provide (added at start)
+   * and any added here with `add`.
+   */
+  readonly agentSources = new AgentSourceRegistry();
+  /** The tool catalogue (from every ToolSource at start), which the static source's steps run with. */
+  private toolCatalogue: ReadonlyMap<string, ToolEntry> = new Map();
   readonly events = new OperationEvents();
   private readonly host: PluginHost;
   private readonly options: KernelOptions<C>;
@@ -85,6 +95,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     this.host.bindCore(Secrets, this.secrets);
     this.host.bindCore(Environment, options.env ?? process.env);
     for (const p of options.plugins ?? []) this.host.add(p);
+    this.agentSources.add(new StaticAgentSource(this.agents, () => this.toolCatalogue));
     this.operationsFacade = Object.freeze({
       execAgent: (o) => this.execAgent(o),
       approve: (id, o) => this.approve(id, o),
@@ -135,16 +146,19 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
       });
       const models = new Map<string, ModelProvider>();
       for (const m of this.host.resolveAll(ModelProviders)) models.set(m.name, m);
-      const tools = new Map<string, { tool: ToolDefinition; source: ToolSource }>();
+      const tools = new Map<string, ToolEntry>();
       for (const source of this.host.resolveAll(ToolSources)) {
         for (const tool of source.list()) tools.set(toolKey(tool.identifier, tool.apiName), { tool, source });
       }
+      this.toolCatalogue = tools;
+      for (const source of this.host.resolveAll(AgentSources)) this.agentSources.add(source, 'the AgentSources token');
       this.runtime = new AgentRuntime({
         store,
         dispatcher: this.dispatcherInstance,
         logger: this.logger.child({ component: 'runtime' }),
         events: this.events,
         agents: this.agents,
+        agentSources: this.agentSources,
         models,
         tools,
         policies: this.host.resolveAll(ToolPolicies),

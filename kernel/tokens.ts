@@ -15,6 +15,7 @@ import { createToken } from './token.js';
 import type { WebhookTransport } from './hooks/webhook-transport.js';
 import type { UserDirectory as UserDirectoryContract } from './user-directory.js';
 import type { ToolPolicy } from './tool-policy.js';
+import type { AgentSource } from './runtime/agent-source.js';
 
 // Bound by the kernel itself.
 
@@ -65,3 +66,10 @@ export const UserDirectory = createToken<UserDirectoryContract>('user-directory'
 export type UserDirectory = UserDirectoryContract;
 /** In-process tool policies (the policy engine), asked before webhook controls. */
 export const ToolPolicies = createToken<ToolPolicy>('tool-policy', { multi: true });
+/**
+ * Agent sources (agent functions, agents whose tools appear at run time):
+ * each is added to `kernel.agentSources` when the kernel starts, by its id;
+ * `execAgent({ agentSource, agentId })` runs an agent from one, asked before
+ * every step. Agent files and `kernel.agents.define` are the source `static`.
+ */
+export const AgentSources = createToken<AgentSource>('agent-source', { multi: true });

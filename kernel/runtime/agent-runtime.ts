@@ -2,7 +2,7 @@ import { nowIso } from '../clock.js';
 import { timeOrderedId } from '../time-ordered-id.js';
 import { copyRecord, copyState } from './copy-state.js';
 import { randomUUID } from 'node:crypto';
-import { deepFreeze, parseAgentDefinition, type AgentDefinition } from '../agent-definition.js';
+import { deepFreeze, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, StepKind, TerminalReason, ToolCallHookContext } from '../hooks/hook-types.js';
 import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
@@ -13,12 +13,19 @@ import { callModel, promptMessages, usageOf } from './model-turn.js';
 import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js';
 import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
+import { agentAtStart, agentSourceOf, readStepAgent } from './agent-source-step.js';
 
 /** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
 export interface ExecAgentOptions {
-  /** A defined agent's id, or pass `agent` inline. */
+  /** A defined agent's id, or pass `agent` inline; with `agentSource`, the agent that source resolves. */
   agentId?: string;
   agent?: AgentDefinition;
+  /**
+   * The agent source to read the agent from before every step (an
+   * `AgentSources` plugin's or `kernel.agentSources.add`'s id); default
+   * `static`: agent files, `kernel.agents.define` and inline agents.
+   */
+  agentSource?: string;
   prompt: string;
   hooks?: readonly AgentHook[];
   /** runtime.userId: wins over origin.userId. */
@@ -68,10 +75,10 @@ export class AgentRuntime {
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
   async start(options: ExecAgentOptions): Promise<string> {
     if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
-    // An inline agent gets the same validation as a defined one, before anything is stored.
-    const agent = options.agent ? parseAgentDefinition(options.agent, 'execAgent({ agent })') : this.deps.agents.get(options.agentId ?? '');
     // Time-ordered: a new operation's id goes at the right edge of the store's id index.
     const operationId = `op_${timeOrderedId()}`;
+    // The definition stored with the operation (validated; asked of its agent source unless static) and its context.
+    const { agent, context } = await agentAtStart(this.deps, options, operationId);
     const userId = options.userId ?? options.origin?.userId;
     const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await this.threadCounters(options.threadId, agent.id);
     // Validate hooks before anything is stored.
@@ -87,7 +94,7 @@ export class AgentRuntime {
           parentOperationId: options.parentOperationId,
           userId,
           agent,
-          context: { ...(options.context ?? {}) },
+          context,
           state,
         },
         [{ role: 'user', content: options.prompt }],
@@ -325,6 +332,8 @@ export class AgentRuntime {
     // Handlers do not survive a restart. Persisted webhook hooks are read where they are used
     // (dispatch, sub-agent start), so a damaged list fails the operation there instead of here.
     const agent = deepFreeze(record.agent as AgentDefinition);
+    // A source this kernel lacks leaves the operation as stored (AGENT_SOURCE_NOT_FOUND) for a process that has it.
+    agentSourceOf(this.deps, record);
     record.state = readmitLegacyState(this.deps, agent, record.state);
     const op = this.track(record, agent, messages, [], {});
     op.fromStore = true;
@@ -368,6 +377,9 @@ export class AgentRuntime {
       if (turn) await turn;
       let next: NextStep;
       try {
+        // The agent of this step, fresh from its source (synchronous for the static source: nothing awaited).
+        const reading = readStepAgent(this.deps, op);
+        if (reading !== undefined) await reading;
         next = decideNextStep(op.agent, op.record.state, op.messages);
         if (next.kind === 'step') await this.runStep(op, next.step);
         // Parked, decided under the lock: a completion that comes after this sees no loop and launches one.

@@ -4,7 +4,9 @@ import type { Message, Usage } from '../messages.js';
 import type { RunningOperation } from './running-operation.js';
 import { SUBAGENT_IDENTIFIER } from './next-step.js';
 import type { RuntimeDeps } from './runtime-deps.js';
-import { toolListCovers } from '../agent-definition.js';
+import { isDeepFrozen, toolListCovers, type AgentDefinition } from '../agent-definition.js';
+import { toolMapOf } from './agent-source-view.js';
+import type { ToolEntry } from './call-facts.js';
 
 /** The model provider an agent names, or AGENT/MODEL_NOT_FOUND. */
 export function modelFor(deps: RuntimeDeps, op: RunningOperation): ModelProvider {
@@ -15,14 +17,29 @@ export function modelFor(deps: RuntimeDeps, op: RunningOperation): ModelProvider
   return provider;
 }
 
-/** The tools offered to the model: the agent's allowed tools plus its sub-agents. */
-export function toolsFor(deps: RuntimeDeps, op: RunningOperation): ToolSpec[] {
+/** The allowed tools of a step, by step definition (with the tool map they were taken from). */
+const offered = new WeakMap<AgentDefinition, { tools: ReadonlyMap<string, ToolEntry>; specs: readonly ToolSpec[] }>();
+
+/** The tools of the step's map (toolMapOf) that its allow-list covers; worked out once per definition and map. */
+function allowedSpecs(deps: RuntimeDeps, agent: AgentDefinition): readonly ToolSpec[] {
+  const tools = toolMapOf(agent, deps.tools);
+  const known = offered.get(agent);
+  if (known !== undefined && known.tools === tools) return known.specs;
   const specs: ToolSpec[] = [];
-  for (const { tool } of deps.tools.values()) {
-    if (toolListCovers(op.agent.tools, tool.identifier, tool.apiName)) {
+  for (const { tool } of tools.values()) {
+    if (toolListCovers(agent.tools, tool.identifier, tool.apiName)) {
       specs.push({ identifier: tool.identifier, apiName: tool.apiName, description: tool.description, parameters: tool.parameters });
     }
   }
+  // Definitions are frozen (so their allow-list cannot change under the cache); anything else is worked out every time.
+  if (isDeepFrozen(agent)) offered.set(agent, { tools, specs });
+  return specs;
+}
+
+/** The tools offered to the model: the step's allowed tools (its agent source's view) plus its sub-agents. */
+export function toolsFor(deps: RuntimeDeps, op: RunningOperation): ToolSpec[] {
+  // A copy each turn: a provider may keep or change the list it is given.
+  const specs: ToolSpec[] = [...allowedSpecs(deps, op.agent)];
   for (const sub of op.agent.subagents ?? []) {
     const description = deps.agents.has(sub) ? deps.agents.get(sub).description : undefined;
     specs.push({

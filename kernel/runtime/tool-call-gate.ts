@@ -5,6 +5,7 @@ import type { ToolCall, ToolResult } from '../messages.js';
 import type { CanonicalArgs } from '../tools.js';
 import type { AgentDefinition } from '../agent-definition.js';
 import { argumentSchemaError } from './argument-schema.js';
+import { toolMapOf } from './agent-source-view.js';
 import { callFacts, toolEntryIn, type ToolEntry } from './call-facts.js';
 import { callAllowed, SUBAGENT_IDENTIFIER, SUBAGENT_PARAMETERS } from './next-step.js';
 import { isMintedCallId, mintToolCalls } from './tool-call-identity.js';
@@ -29,12 +30,14 @@ export type GateVerdict =
   | { kind: 'cancelled' };
 
 /**
- * The tool a call of `agent` names, only when identifier and apiName match
- * exactly (no `a/b` + `c` vs `a` + `b/c` confusion); remembered per admitted
- * call (call-facts.ts).
+ * The tool a call of `agent` names among the tools of its step (the agent
+ * source's view for the step; the kernel's catalogue for the static
+ * source), only when identifier and apiName match exactly (no `a/b` + `c` vs
+ * `a` + `b/c` confusion); remembered per admitted call and tool map
+ * (call-facts.ts).
  */
 export function toolEntryFor(deps: RuntimeDeps, agent: AgentDefinition, call: ToolCall): ToolEntry | undefined {
-  return toolEntryIn(deps.tools, agent, call);
+  return toolEntryIn(toolMapOf(agent, deps.tools), agent, call);
 }
 
 /**
@@ -53,8 +56,27 @@ export function admitToolCalls(deps: RuntimeDeps, agent: AgentDefinition, calls:
     const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : toolEntryFor(deps, agent, call)?.tool.parameters;
     const problem = argumentSchemaError(call, schema as Record<string, unknown> | undefined, call.args);
     if (problem !== undefined) minted[i] = Object.freeze({ ...call, argumentError: problem });
+    else checkedAgainst.set(call, schema);
   }
   return minted;
+}
+
+/**
+ * The input schema each call's arguments were found valid against (at
+ * admission, or later at the gate), per frozen call. The agent's tools can
+ * change between the model turn and the call's step (an agent source's view
+ * per step): a call admitted while its tool was not allowed, absent or
+ * different is checked at the gate against the tool it would run.
+ */
+const checkedAgainst = new WeakMap<ToolCall, object | undefined>();
+
+/** Why the call's arguments fail the schema of what it would run now, unless they already passed that very schema. */
+function argumentErrorNow(call: ToolCall, entry: ToolEntry | undefined): string | undefined {
+  const schema = call.identifier === SUBAGENT_IDENTIFIER ? SUBAGENT_PARAMETERS : entry?.tool.parameters;
+  if (checkedAgainst.has(call) && checkedAgainst.get(call) === schema) return undefined;
+  const problem = argumentSchemaError(call, schema as Record<string, unknown> | undefined, call.args);
+  if (problem === undefined && Object.isFrozen(call)) checkedAgainst.set(call, schema);
+  return problem;
 }
 
 /**
@@ -111,7 +133,8 @@ export function gateToolCall(
   const facts = callFacts(op.agent, call);
   if (!facts.allowed) return refused(`Tool "${nameOf(call)}" is not available to this agent.`, 'tool_not_allowed');
   if (!isSubagent && !entry) return refused(`Tool "${nameOf(call)}" does not exist.`, 'tool_not_found');
-  if (call.argumentError !== undefined) return refused(`Error: ${call.argumentError}. Fix the arguments and call the tool again.`, 'invalid_arguments');
+  const argumentError = call.argumentError ?? argumentErrorNow(call, entry);
+  if (argumentError !== undefined) return refused(`Error: ${argumentError}. Fix the arguments and call the tool again.`, 'invalid_arguments');
 
   // 3. The approval requirement; no policy or control is asked while waiting.
   const approved = op.record.state.approvedToolCallIds.includes(call.id);

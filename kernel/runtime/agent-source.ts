@@ -1,0 +1,101 @@
+import type { AgentDefinition } from '../agent-definition.js';
+import type { MessageRecord, OperationRecord } from '../store.js';
+import type { ToolEntry } from './call-facts.js';
+
+/**
+ * What an operation's agent is for one step: the instructions and model of
+ * the next model call, the tools that exist for the step and the allow-list,
+ * approval requirement, limits, compaction and sub-agents the step applies.
+ * An agent source returns one before every step; the gate, the next-step
+ * decision and the model turn of that step read nothing else.
+ *
+ * A view is read-only once returned: the runtime validates it the first time
+ * it sees the object and remembers what it derived per object, so a source
+ * that returns the same view again costs nothing (return a new object when
+ * something changes, never change a returned one).
+ */
+export interface AgentView {
+  /** The system instructions the model gets (none: no system message). */
+  readonly instructions?: string;
+  /** The model block of the agent file: `provider`, `name`, `temperature`, `pricing`, provider options. */
+  readonly model: AgentDefinition['model'];
+  /**
+   * The tools that exist for this step, each with the source that runs it:
+   * a list, or a map keyed `identifier/apiName`. The model is offered the
+   * ones the allow-list covers; a call of a tool that is not here is refused
+   * at the gate with `tool_not_found`.
+   */
+  readonly tools: readonly ToolEntry[] | ReadonlyMap<string, ToolEntry>;
+  /**
+   * The allow-list (`identifier/apiName`, `identifier/*`, `*`): a call outside
+   * it is refused at the gate with `tool_not_allowed`, before anything else
+   * sees it. Empty: no tool may be called.
+   */
+  readonly allowList: readonly string[];
+  /** Tools that need a human's approval before they run (the agent file's `approval`). */
+  readonly approval?: AgentDefinition['approval'];
+  /** Step, token and cost limits (the agent file's `limits`). */
+  readonly limits?: AgentDefinition['limits'];
+  /** When to compact the conversation (the agent file's `compaction`). */
+  readonly compaction?: AgentDefinition['compaction'];
+  /** Sub-agents the model may call as `agents/<id>` (defined agents, run from the static source). */
+  readonly subagents?: readonly string[];
+  /** A description, stored with the operation's definition. */
+  readonly description?: string;
+}
+
+/** What a source is told when asked for a view. */
+export interface AgentSourceContext {
+  /** The operation the view is for. */
+  readonly operationId: string;
+  /** The operation's thread. */
+  readonly threadId: string;
+  /** The step about to run (0 for the first; also 0 at start). */
+  readonly stepIndex: number;
+  /**
+   * The operation as stored when the step begins (state, status, context,
+   * user), not a copy: do not change it. Undefined at start, when the source
+   * is asked for the definition the operation will store.
+   */
+  readonly operation: Readonly<OperationRecord> | undefined;
+  /**
+   * The definition the operation stored at start (for the static source, the
+   * agent file or `kernel.agents.define` definition it runs). Undefined at
+   * start.
+   */
+  readonly definition: AgentDefinition | undefined;
+  /** The conversation the model sees before this step (active messages, model order; empty at start). Do not change it. */
+  readonly messages: readonly MessageRecord[];
+}
+
+/**
+ * Where an operation's agent comes from, read fresh before every step. YAML
+ * agents and `kernel.agents.define` agents are the static source (id
+ * `static`); a plugin adds its own (agent functions that are rendered before
+ * every model call, tools that appear at run time) through the `AgentSources`
+ * token or `kernel.agentSources.add`, and an operation names it with
+ * `execAgent({ agentSource, agentId })`.
+ *
+ * `resolve` is called once at start (the view becomes the definition the
+ * operation stores; a throw rejects `execAgent` and nothing is stored) and
+ * then before every step, with the operation's agent id as `ref`. A throw
+ * or a rejection there ends the operation in error (`AGENT_SOURCE_FAILED`,
+ * naming the source); a view that is not valid, `AGENT_SOURCE_INVALID`.
+ * Return synchronously when nothing is asynchronous: the step then awaits
+ * nothing for it.
+ */
+export interface AgentSource {
+  /** Lowercase letters, digits, `-`, `_`, `.`; stored with every operation that runs from the source. */
+  readonly id: string;
+  resolve(ref: string, context: AgentSourceContext): AgentView | Promise<AgentView>;
+}
+
+/** The id of the source of agent files and `kernel.agents.define` agents (also of every operation stored before agent sources). */
+export const STATIC_AGENT_SOURCE_ID = 'static';
+
+/**
+ * Where an operation keeps the id of its agent source (in its stored
+ * context; absent: the static source). The agent ref is the operation's
+ * `agentId`.
+ */
+export const AGENT_SOURCE_CONTEXT_KEY = 'hookgate.agentSource';
