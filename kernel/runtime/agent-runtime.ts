@@ -60,6 +60,10 @@ export class AgentRuntime {
   private readonly running = new Map<string, RunningOperation>();
   private readonly waiters = new Map<string, Waiter[]>();
   private readonly loading = new Map<string, Promise<RunningOperation>>();
+  /** Operations whose waiters are resolved from the store (see watchStore). */
+  private readonly watching = new Set<string>();
+  /** How often a waiter on an operation another process runs reads the store. */
+  private readonly waitPollMs = 100;
   /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
   private stopping = false;
 
@@ -619,7 +623,16 @@ export class AgentRuntime {
   async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const op = await this.get(operationId);
     // Between steps and decisions, one at a time: a completion never overwrites a step's state, nor a step its result.
-    return this.exclusive(op, () => this.publishDeferred(op, toolCallId, raw));
+    try {
+      return await this.exclusive(op, () => this.publishDeferred(op, toolCallId, raw));
+    } catch (err) {
+      if (!isVersionConflict(err)) throw err;
+      // This process's copy was out of date (another process committed meanwhile): drop it and publish once more
+      // against the stored state. Publishing fills an empty placeholder at most once, so this cannot store it twice.
+      this.dropStale(op, err);
+      const fresh = await this.get(operationId);
+      return this.exclusive(fresh, () => this.publishDeferred(fresh, toolCallId, raw));
+    }
   }
 
   private async publishDeferred(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
@@ -635,7 +648,7 @@ export class AgentRuntime {
     state.deferredToolCallIds = deferred.filter((id) => id !== toolCallId);
     const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
     const status = resume ? 'running' : op.record.status;
-    if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status }))) return { published: false };
+    if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status, expectedVersion: op.record.version }))) return { published: false };
     op.record = { ...op.record, state, status, updatedAt: nowIso(), version: op.record.version + 1 };
     const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
     if (placeholder) {
@@ -673,7 +686,15 @@ export class AgentRuntime {
     await this.completeToolCall(parentId, toolCallId, result);
   }
 
+  /**
+   * Commits one step's writes with compare-and-swap on the version this
+   * process holds (unless the caller named one): when another process or
+   * connection committed first, the store refuses it with
+   * STORE_VERSION_CONFLICT and nothing is written.
+   */
   private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
+    if (op.stale) throw staleError(op);
+    if (commit.expectedVersion === undefined) commit.expectedVersion = op.record.version;
     const written = await this.deps.store.commitStep(op.record.id, commit);
     // Updated in place: callers only ever get copies (copyRecord), and this runs once per step.
     const record = op.record;
@@ -695,6 +716,7 @@ export class AgentRuntime {
   }
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
+    if (isVersionConflict(err) || op.stale) return this.dropStale(op, err);
     if (TERMINAL.has(op.record.status) || this.stopping) return;
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
@@ -724,6 +746,8 @@ export class AgentRuntime {
         this.running.delete(op.record.id);
         throw new HookgateError('OPERATION_NOT_WAITING', `operation ${op.record.id} was changed by another process first; nothing was aborted`, { cause: err, details: { operationId: op.record.id } });
       }
+      // Another process finished or moved the operation first: its outcome stands, this one announces nothing.
+      if (isVersionConflict(err) || op.stale) return this.dropStale(op, err);
       this.deps.logger.error('could not persist the terminal state', { operationId: op.record.id, error: errorMessage(err) });
       op.record = { ...op.record, status, reason };
     }
@@ -759,6 +783,63 @@ export class AgentRuntime {
         this.deps.logger.error('could not hand a sub-agent result to its parent', { operationId: op.record.id, error: errorMessage(err) }),
       );
     }
+  }
+
+  /**
+   * Stops this process's work on an operation another writer moved on (its
+   * commit lost a compare-and-swap): logged once, no retry, nothing more
+   * written or dispatched; the copy is dropped, so the next access reloads
+   * it from the store, and whoever waits on it here waits on the store.
+   */
+  private dropStale(op: RunningOperation, err: unknown): void {
+    const operationId = op.record.id;
+    if (!op.stale) {
+      op.stale = true;
+      this.deps.logger.warn('operation changed by another writer; this process stops running it', {
+        operationId,
+        ...(err instanceof HookgateError ? { expectedVersion: err.details.expectedVersion, version: err.details.version } : {}),
+      });
+    }
+    op.loopActive = false;
+    if (this.running.get(operationId) === op) this.running.delete(operationId);
+    if (this.waiters.has(operationId)) this.watchStore(operationId);
+  }
+
+  /**
+   * Resolves the waiters of an operation this process does not run from the
+   * store: reads it every `waitPollMs` until each waiter's condition holds
+   * (or the runtime shuts down, which rejects them). One watch per operation.
+   */
+  private watchStore(operationId: string): void {
+    if (this.watching.has(operationId)) return;
+    this.watching.add(operationId);
+    const tick = async (): Promise<void> => {
+      try {
+        const list = this.waiters.get(operationId);
+        if (this.stopping || !list || list.length === 0 || this.running.has(operationId)) return;
+        const record = await this.deps.store.getOperation(operationId);
+        if (record) {
+          const keep = list.filter((w) => {
+            if (!this.isSettled(record, w.until)) return true;
+            w.resolve(copyRecord(record));
+            return false;
+          });
+          if (keep.length === 0) {
+            this.waiters.delete(operationId);
+            return;
+          }
+          this.waiters.set(operationId, keep);
+        }
+      } catch (err) {
+        this.deps.logger.warn('could not read an operation someone waits for', { operationId, error: errorMessage(err) });
+      }
+      // Not unref'd: a process that only waits for another process's operation stays up until it settles.
+      setTimeout(() => void run(), this.waitPollMs);
+    };
+    const run = (): Promise<void> => tick().then(() => {
+      if (!this.waiters.has(operationId) || this.stopping || this.running.has(operationId)) this.watching.delete(operationId);
+    });
+    void run();
   }
 
   private notify(op: RunningOperation): void {
@@ -817,3 +898,13 @@ function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, un
   return out;
 }
 
+function isVersionConflict(err: unknown): boolean {
+  return err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT';
+}
+
+/** What a write from a copy already known to be stale throws: the conflict it would meet in the store. */
+function staleError(op: RunningOperation): HookgateError {
+  return new HookgateError('STORE_VERSION_CONFLICT', `operation ${op.record.id} was changed by another writer; this process no longer runs it`, {
+    details: { operationId: op.record.id },
+  });
+}
