@@ -13,6 +13,8 @@ import { callModel, promptMessages, usageOf } from './model-turn.js';
 import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js';
 import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
+import type { OperationDriver } from './operation-driver.js';
+import { InProcessDriver } from './in-process-driver.js';
 
 /** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
 export interface ExecAgentOptions {
@@ -67,7 +69,12 @@ export class AgentRuntime {
   /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
   private stopping = false;
 
-  constructor(private readonly deps: RuntimeDeps) {}
+  /** Who runs what: an operation's loop runs only while this process holds its lease (see OperationDriver). */
+  readonly driver: OperationDriver;
+
+  constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
+    this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
+  }
 
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
   async start(options: ExecAgentOptions): Promise<string> {
@@ -136,7 +143,16 @@ export class AgentRuntime {
 
   /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
   async decide(operationId: string, decision: HumanDecision): Promise<void> {
-    const op = await this.get(operationId);
+    const op = await this.claimed(operationId);
+    try {
+      await this.decideClaimed(op, decision);
+    } finally {
+      if (!op.loopActive) await this.driver.release(operationId);
+    }
+  }
+
+  private async decideClaimed(op: RunningOperation, decision: HumanDecision): Promise<void> {
+    const operationId = op.record.id;
     const approval = op.record.state.approval;
     if (op.record.status !== 'waiting_approval' || !approval || op.deciding) {
       const orphaned = op.record.status === 'running' && !op.loopActive;
@@ -251,18 +267,39 @@ export class AgentRuntime {
     const record = live?.record ?? (await this.deps.store.getOperation(operationId));
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
     // A parent waiting for deferred results is woken by its children's completion (here, or once they are loaded here).
-    if (this.isSettled(record, until) || (!live && record.status !== 'waiting_tool')) return copyRecord(record);
-    return new Promise((resolve, reject) => {
+    if (this.isSettled(record, until)) return copyRecord(record);
+    // Not run here: wait on the store while another process holds its lease; otherwise nobody runs it (as it is).
+    const elsewhere = !live && (await this.runElsewhere(operationId));
+    if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
+    const settled = new Promise<OperationRecord>((resolve, reject) => {
       const list = this.waiters.get(operationId) ?? [];
       list.push({ until, resolve, reject });
       this.waiters.set(operationId, list);
     });
+    if (elsewhere) this.watchStore(operationId);
+    return settled;
   }
 
   /** Continues an operation left `running` by a stopped process, from its persisted state. */
-  async resume(operationId: string): Promise<void> {
-    const op = await this.get(operationId);
+  async resume(operationId: string, options: { force?: boolean } = {}): Promise<void> {
+    const op = await this.claimed(operationId, options);
     if (op.record.status === 'running' && !op.loopActive) this.launch(op);
+    else if (!op.loopActive) await this.driver.release(operationId);
+  }
+
+  /**
+   * The operation, claimed for this process (OPERATION_LEASED while another
+   * process holds an unexpired lease, unless `force`), as stored at the claim:
+   * a copy this process kept from before another process moved the operation
+   * on is dropped and read again.
+   */
+  private async claimed(operationId: string, options: { force?: boolean } = {}): Promise<RunningOperation> {
+    const op = await this.get(operationId);
+    if (op.loopActive) return op;
+    const stored = await this.driver.claim(operationId, options);
+    if (stored.version === op.record.version) return op;
+    if (this.running.get(operationId) === op) this.running.delete(operationId);
+    return this.get(operationId);
   }
 
   /**
@@ -277,11 +314,19 @@ export class AgentRuntime {
       return op.loop;
     });
     await Promise.allSettled(loops);
+    // Released, not left to expire: another process can take a `running` operation over at once.
+    await this.driver.shutdown();
     for (const [operationId, list] of this.waiters) {
       for (const w of list) w.reject(new HookgateError('KERNEL_STOPPED', `the kernel was stopped while waiting for operation ${operationId}`, { details: { operationId } }));
     }
     this.waiters.clear();
     this.running.clear();
+  }
+
+  /** Whether another process holds an unexpired lease on the operation. */
+  private async runElsewhere(operationId: string): Promise<boolean> {
+    const lease = await this.deps.store.getLease(operationId);
+    return lease !== undefined && lease.owner !== this.driver.owner && lease.expiresAt > Date.now();
   }
 
   private isSettled(record: OperationRecord, until: 'settled' | 'terminal'): boolean {
@@ -342,8 +387,10 @@ export class AgentRuntime {
     op.loop = this.loop(op)
       .catch((err) => this.fail(op, err))
       .finally(() => {
-        // A loop launched after this one parked (by a completion) keeps its own flag.
-        if (op.loopToken === loop) op.loopActive = false;
+        // A loop launched after this one parked (by a completion) keeps its own flag, and the lease.
+        if (op.loopToken !== loop) return;
+        op.loopActive = false;
+        return this.driver.release(op.record.id);
       });
   }
 
@@ -363,6 +410,13 @@ export class AgentRuntime {
   }
 
   private async loop(op: RunningOperation): Promise<void> {
+    const operationId = op.record.id;
+    if (!this.driver.holds(operationId)) {
+      // Refused (OPERATION_LEASED) while another process runs it; moved on since this copy was read: stale.
+      const stored = await this.driver.claim(operationId);
+      if (stored.version !== op.record.version) throw staleError(op);
+    }
+    this.driver.keep(operationId, (holder) => this.loseLease(op, holder?.owner));
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
@@ -716,7 +770,7 @@ export class AgentRuntime {
   }
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
-    if (isVersionConflict(err) || op.stale) return this.dropStale(op, err);
+    if (isVersionConflict(err) || isLeased(err) || op.stale) return this.dropStale(op, err);
     if (TERMINAL.has(op.record.status) || this.stopping) return;
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
@@ -802,7 +856,21 @@ export class AgentRuntime {
     }
     op.loopActive = false;
     if (this.running.get(operationId) === op) this.running.delete(operationId);
+    void this.driver.release(operationId);
     if (this.waiters.has(operationId)) this.watchStore(operationId);
+  }
+
+  /**
+   * A renewal found the lease taken (this process was too slow to renew, and
+   * another one claimed the operation after it expired): nothing more is
+   * committed from here; the in-flight step is aborted and its commit refused.
+   */
+  private loseLease(op: RunningOperation, holder: string | undefined): void {
+    if (op.stale) return;
+    op.stale = true;
+    this.deps.logger.warn('lost the lease of a running operation; this process stops running it', { operationId: op.record.id, ...(holder ? { holder } : {}) });
+    op.abort.abort();
+    if (this.running.get(op.record.id) === op) this.running.delete(op.record.id);
   }
 
   /**
@@ -896,6 +964,10 @@ function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, un
   if (after.toolCalls?.length) out.toolCalls = after.toolCalls.map((c) => `${c.identifier}/${c.apiName}`);
   if (after.toolResults?.length) out.toolResults = after.toolResults.map((r) => ({ toolCallId: r.toolCallId, success: r.result.success, error: r.result.error }));
   return out;
+}
+
+function isLeased(err: unknown): boolean {
+  return err instanceof HookgateError && err.code === 'OPERATION_LEASED';
 }
 
 function isVersionConflict(err: unknown): boolean {

@@ -28,9 +28,15 @@ describe('runtime: compare-and-swap on every loop commit (two kernels, one SQLit
     const handle = await a.kernel.execAgent({ agentId: 'slow-worker', prompt: 'go', hooks: rec.hooks });
     await until(() => rec.of('beforeStep').length === 1);
 
-    // B loads the operation at version 0 and runs its first step too, while A's model turn is still in flight.
+    // B loads the operation at version 0 and runs its first step too, while A's model turn is still in flight:
+    // without force, A's lease refuses it.
     const b = await kernels.next();
-    const resumed = await b.kernel.resume(handle.operationId);
+    await assert.rejects(b.kernel.resume(handle.operationId), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'OPERATION_LEASED');
+      assert.match(err.message, /being run by another process \(.+, lease until .+\)/);
+      return true;
+    });
+    const resumed = await b.kernel.resume(handle.operationId, { force: true });
     const [fromA, fromB] = await Promise.all([handle.completed(), resumed.completed()]);
 
     for (const final of [fromA, fromB]) {
