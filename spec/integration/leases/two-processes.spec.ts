@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +23,36 @@ model:
     - text: all done
 tools: [fs/*]
 `;
+
+/** One write, then the end: the write's result waits for an afterToolCall webhook control before it is committed. */
+const REVIEWED_AGENT = `id: reviewed
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: reviewed.txt, content: kept } } ]
+    - text: reviewed and done
+tools: [fs/*]
+`;
+
+/**
+ * A result-control receiver: the first review never gets an answer (the process asking is killed while it waits,
+ * after the tool ran and before its result was committed); later ones allow. `firstReview` resolves when it arrives.
+ */
+async function reviewServer(): Promise<{ server: Server; url: string; reviews: () => number; firstReview: Promise<void> }> {
+  let reviews = 0;
+  let arrived!: () => void;
+  const firstReview = new Promise<void>((resolve) => (arrived = resolve));
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      reviews += 1;
+      if (reviews === 1) return arrived();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ decision: 'allow' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/review`, reviews: () => reviews, firstReview };
+}
 
 /** Starts `hookgate run --json` and resolves once an NDJSON event matches; the child keeps running. */
 function runUntil(cwd: string, args: string[], match: (e: Record<string, unknown>) => boolean): Promise<{ child: ChildProcess; operationId: string }> {
@@ -122,5 +154,38 @@ describe('integration: operation leases across processes (one SQLite file)', fun
     assert.equal(await finished, 0);
     const messages = await readStore(dir, (s) => s.listMessages(operationId));
     assert.equal(messages.filter((m) => m.role === 'tool').length, 2);
+  });
+
+  it('a process SIGKILLed between a tool execution and its commit: after the lease expires another process runs the step again and stores its result once', async () => {
+    const review = await reviewServer();
+    try {
+      await writeFile(path.join(dir, 'reviewed.yaml'), REVIEWED_AGENT);
+      await writeFile(path.join(dir, 'hooks.mjs'), `export default [{ id: 'review', type: 'afterToolCall', webhook: { url: ${JSON.stringify(review.url)}, responseHandling: 'toolCall' } }];\n`);
+      let operationId = '';
+      const child = spawn(process.execPath, [CLI, 'run', 'reviewed.yaml', '--hooks', 'hooks.mjs', '--json'], { cwd: dir, env: cliEnv(ENV), stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        const started = /"operationId":"(op_[^"]+)"/.exec(d);
+        if (!operationId && started) operationId = started[1]!;
+      });
+      await review.firstReview;
+      await killed(child);
+      assert.ok(operationId, 'the run printed its operation id');
+      assert.equal(await readFile(path.join(dir, '.hookgate', 'sandbox', 'reviewed.txt'), 'utf8'), 'kept', 'the tool ran before the kill');
+      const before = await readStore(dir, async (s) => ({ lease: await s.getLease(operationId), tools: (await s.listMessages(operationId)).filter((m) => m.role === 'tool').length }));
+      assert.ok(before.lease, 'the killed process left its lease behind');
+      assert.equal(before.tools, 0, 'the result was not committed');
+
+      while (Date.now() <= before.lease.expiresAt) await new Promise((r) => setTimeout(r, 100));
+      const resumed = await runHookgate(dir, ['resume', operationId], ENV);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      const { op, messages } = await readStore(dir, async (s) => ({ op: await s.getOperation(operationId), messages: await s.listMessages(operationId) }));
+      assert.equal(op?.status, 'done');
+      assert.equal(op?.state.lastText, 'reviewed and done');
+      assert.equal(messages.filter((m) => m.role === 'tool').length, 1, 'the re-run step stored its result once');
+      assert.equal(review.reviews(), 2, 'the restored webhook control reviewed the re-run result');
+    } finally {
+      review.server.closeAllConnections();
+      await new Promise((r) => review.server.close(r));
+    }
   });
 });
