@@ -172,6 +172,8 @@ export interface NewOperation {
   agent: unknown;
   context: Record<string, string>;
   state: OperationState;
+  /** Created already claimed by this owner (as claimOperation would), in the same transaction: one write fewer per operation. */
+  lease?: LeaseRequest;
 }
 
 /**

@@ -100,6 +100,8 @@ export class AgentRuntime {
           agent,
           context: { ...(options.context ?? {}) },
           state,
+          // Created claimed by this process: the loop's first claim costs no write of its own.
+          lease: this.driver.leaseRequest(),
         },
         [{ role: 'user', content: options.prompt }],
         this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
@@ -108,6 +110,7 @@ export class AgentRuntime {
       this.deps.dispatcher.unregister(operationId);
       throw err;
     }
+    this.driver.adopt(operationId);
     // The thread's history and the new prompt, read once: the step loop keeps it up to date from its own commits.
     const messages = await this.deps.store.listThreadMessages(record.threadId);
     // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects.

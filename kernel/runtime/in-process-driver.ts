@@ -50,6 +50,14 @@ export class InProcessDriver implements OperationDriver {
     throw leasedError(operationId, claim.holder);
   }
 
+  leaseRequest(): { owner: string; ttlMs: number } {
+    return { owner: this.owner, ttlMs: this.leaseMs };
+  }
+
+  adopt(operationId: string): void {
+    if (!this.held.has(operationId)) this.held.set(operationId, {});
+  }
+
   holds(operationId: string): boolean {
     return this.held.has(operationId);
   }

@@ -22,6 +22,10 @@ export interface OperationDriver {
    * lease over (only when the holder has not renewed it meanwhile).
    */
   claim(operationId: string, options?: { force?: boolean }): Promise<OperationRecord>;
+  /** What `createOperation({ lease })` takes so a new operation is created already claimed by this process; `adopt` it after. */
+  leaseRequest(): { owner: string; ttlMs: number };
+  /** Records a lease this process got outside `claim` (a new operation created with `leaseRequest()`). */
+  adopt(operationId: string): void;
   /** Whether this process holds (and renews) the operation's lease now. */
   holds(operationId: string): boolean;
   /**

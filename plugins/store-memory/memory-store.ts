@@ -107,6 +107,7 @@ export class MemoryStore implements Store {
     this.assertOpen();
     if (this.operations.has(op.id)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`);
     this.assertNewMessageIds(messages);
+    const lease = op.lease && leaseWindow(op.id, op.lease);
     const now = nowIso();
     let thread: StoredThread | undefined;
     if (op.threadId !== undefined) {
@@ -140,6 +141,7 @@ export class MemoryStore implements Store {
     this.messages.set(op.id, list);
     this.steps.set(op.id, []);
     this.hooks.set(op.id, storedHooks);
+    if (lease) this.leases.set(op.id, { owner: op.lease!.owner, expiresAt: lease.expiresAt });
     this.store(list, target, inserted);
     return copyOperation(record);
   }

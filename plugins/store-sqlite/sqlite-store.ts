@@ -101,8 +101,9 @@ function prepareStatements(db: Database.Database) {
   return {
     insertOperation: db.prepare(
       `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at, agent_seq, context,
-         thread_seq, position_base)
-       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context, @threadSeq, @positionBase)`,
+         thread_seq, position_base, lease_owner, lease_expires_at)
+       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context, @threadSeq, @positionBase,
+         @leaseOwner, @leaseExpiresAt)`,
     ),
     insertThread: db.prepare(
       `INSERT INTO threads (id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at)
@@ -329,6 +330,8 @@ export class SqliteStore implements Store {
           context: JSON.stringify(op.context ?? {}),
           threadSeq,
           positionBase,
+          leaseOwner: op.lease?.owner ?? null,
+          leaseExpiresAt: op.lease ? leaseWindow(op.id, op.lease).expiresAt : null,
         }).lastInsertRowid;
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });

@@ -629,6 +629,15 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.equal(loser.holder.owner, winner.lease.owner);
       });
 
+      it('createOperation({ lease }) creates the operation already claimed by that owner', async () => {
+        await store.createOperation(newOperation('op-2', { lease: { owner: 'proc-a', ttlMs: 30_000, now: T0 } }), [], []);
+        assert.deepEqual(await store.getLease('op-2'), { owner: 'proc-a', expiresAt: T0 + 30_000 });
+        const refused = await store.claimOperation('op-2', { owner: 'proc-b', ttlMs: 30_000, now: T0 + 1 });
+        assert.ok(!refused.claimed && refused.holder.owner === 'proc-a');
+        await rejectsWithCode(store.createOperation(newOperation('op-3', { lease: { owner: 'proc-a', ttlMs: -1 } }), [], []), 'LEASE_REQUEST_INVALID');
+        assert.equal(await store.getOperation('op-3'), undefined, 'a refused lease creates nothing');
+      });
+
       it('unknown operations get STORE_NOT_FOUND; a request without owner or positive ttlMs gets LEASE_REQUEST_INVALID', async () => {
         await rejectsWithCode(store.claimOperation('nope', { owner: 'proc-a', ttlMs: 1000 }), 'STORE_NOT_FOUND');
         await rejectsWithCode(store.renewLease('nope', { owner: 'proc-a', ttlMs: 1000 }), 'STORE_NOT_FOUND');
