@@ -34,6 +34,7 @@ export const NUMERIC_RANGES = {
   'policies.deadlineMs': { min: 10, max: 60_000 },
   'policies.maxWorkers': { min: 1, max: 64 },
   'hooks.handlerTimeoutMs': { min: 10, max: 3_600_000 },
+  'runtime.leaseMs': { min: 100, max: 3_600_000 },
 } as const;
 
 const timeoutSecondsRange = NUMERIC_RANGES['models.openai.timeoutSeconds'];
@@ -154,6 +155,15 @@ export const ConfigSchema = v.strictObject({
       handlerTimeoutMs: v.optional(
         integerInRange(NUMERIC_RANGES['hooks.handlerTimeoutMs'].min, NUMERIC_RANGES['hooks.handlerTimeoutMs'].max, 'milliseconds'),
       ),
+    }),
+  ),
+  runtime: v.optional(
+    v.strictObject({
+      /**
+       * How long an operation's lease lasts without renewal, in ms (default 30,000): the process running an operation
+       * renews it every third of this; when that process dies, another one can take the operation over once it expires.
+       */
+      leaseMs: v.optional(integerInRange(NUMERIC_RANGES['runtime.leaseMs'].min, NUMERIC_RANGES['runtime.leaseMs'].max, 'milliseconds')),
     }),
   ),
   plugins: v.optional(

@@ -39,6 +39,8 @@ export const ERROR_CATALOG = {
   THREAD_NOT_FOUND: { category: 'user', summary: 'no thread has this id (execAgent({ threadId }), run --thread)' },
   THREAD_BUSY: { category: 'user', summary: 'the thread has an operation that is still running or waiting; finish, decide or abort it before continuing the thread' },
   THREAD_AGENT_MISMATCH: { category: 'user', summary: 'the thread belongs to another agent than the one asked to continue it' },
+  OPERATION_LEASED: { category: 'user', summary: "another process runs the operation now (it holds the operation's lease); wait for it to park or finish, or take an unexpired lease over with --force" },
+  LEASE_REQUEST_INVALID: { category: 'user', summary: 'a lease request has no owner or no positive ttlMs' },
   OPERATION_NOT_RUNNING: { category: 'user', summary: 'the operation is not one a crashed process left running' },
   MODEL_NOT_FOUND: { category: 'user', summary: 'no model provider has this name' },
   MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },

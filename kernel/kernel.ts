@@ -12,6 +12,7 @@ import { AgentSourceRegistry } from './runtime/agent-source-registry.js';
 import { StaticAgentSource } from './runtime/agent-source-static.js';
 import type { ToolEntry } from './runtime/call-facts.js';
 import { AgentRuntime, type ExecAgentOptions } from './runtime/agent-runtime.js';
+import { InProcessDriver } from './runtime/in-process-driver.js';
 import { OperationEvents, type OperationEvent } from './runtime/operation-events.js';
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
@@ -101,7 +102,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
       approve: (id, o) => this.approve(id, o),
       reject: (id, o) => this.reject(id, o),
       rejectAndContinue: (id, o) => this.rejectAndContinue(id, o),
-      resume: (id) => this.resume(id),
+      resume: (id, o) => this.resume(id, o),
       abort: (id) => this.abort(id),
       completeToolCall: (id, callId, result) => this.completeToolCall(id, callId, result),
       wait: (id, until) => this.waitForOperation(id, until),
@@ -152,17 +153,18 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
       }
       this.toolCatalogue = tools;
       for (const source of this.host.resolveAll(AgentSources)) this.agentSources.add(source, 'the AgentSources token');
+      const runtimeLogger = this.logger.child({ component: 'runtime' });
       this.runtime = new AgentRuntime({
         store,
         dispatcher: this.dispatcherInstance,
-        logger: this.logger.child({ component: 'runtime' }),
+        logger: runtimeLogger,
         events: this.events,
         agents: this.agents,
         agentSources: this.agentSources,
         models,
         tools,
         policies: this.host.resolveAll(ToolPolicies),
-      });
+      }, new InProcessDriver(store, runtimeLogger, { leaseMs: this.config.runtime?.leaseMs }));
       this.host.bindCore(Operations, this.operationsFacade);
       this.host.bindCore(Hooks, this.dispatcherInstance);
     } catch (err) {
@@ -270,10 +272,14 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     await this.requireStarted().runtime.abort(operationId);
   }
 
-  /** Continues an operation a stopped process left `running`. */
-  async resume(operationId: string): Promise<OperationHandle> {
+  /**
+   * Continues an operation a stopped process left `running`, once its lease
+   * has expired or was released (OPERATION_LEASED before that; `force` takes
+   * an unexpired lease over).
+   */
+  async resume(operationId: string, options: { force?: boolean } = {}): Promise<OperationHandle> {
     const { runtime } = this.requireAccepting();
-    return this.track(async () => (await runtime.resume(operationId), operationId), operationId);
+    return this.track(async () => (await runtime.resume(operationId, options), operationId), operationId);
   }
 
   waitForOperation(operationId: string, until: 'settled' | 'terminal' = 'terminal'): Promise<OperationRecord> {

@@ -21,8 +21,12 @@ export interface Operations {
   reject(operationId: string, options?: { toolCallId?: string; reason?: string }): Promise<OperationHandle>;
   /** Rejects the pending tool call(s); the model sees the reason and the run goes on. */
   rejectAndContinue(operationId: string, options?: { toolCallId?: string; reason?: string }): Promise<OperationHandle>;
-  /** Continues an operation a stopped process left `running`. */
-  resume(operationId: string): Promise<OperationHandle>;
+  /**
+   * Continues an operation a stopped process left `running`: claims its lease
+   * (OPERATION_LEASED while another process holds it unexpired; `force` takes
+   * such a lease over).
+   */
+  resume(operationId: string, options?: { force?: boolean }): Promise<OperationHandle>;
   /** Aborts an operation; it ends with reason `interrupted`. */
   abort(operationId: string): Promise<void>;
   /** Publishes a deferred tool call's result once; duplicates resolve `{ published: false }`. */

@@ -172,7 +172,40 @@ export interface NewOperation {
   agent: unknown;
   context: Record<string, string>;
   state: OperationState;
+  /** Created already claimed by this owner (as claimOperation would), in the same transaction: one write fewer per operation. */
+  lease?: LeaseRequest;
 }
+
+/**
+ * Who runs an operation now: a lease in the store. A driver claims the
+ * operation before it runs a step, renews the lease while it runs and releases
+ * it when the operation parks or finishes; a process that dies leaves its
+ * lease to expire, and another one can then claim the operation.
+ */
+export interface OperationLease {
+  /** The holder: a per-process id (the in-process driver's `owner`). */
+  owner: string;
+  /** When the lease ends unless renewed, in epoch milliseconds. */
+  expiresAt: number;
+}
+
+/** What `claimOperation` and `renewLease` take. */
+export interface LeaseRequest {
+  owner: string;
+  /** How long the lease lasts from `now` (positive milliseconds). */
+  ttlMs: number;
+  /** The clock to judge expiry by, epoch milliseconds (default Date.now()). */
+  now?: number;
+}
+
+/**
+ * The outcome of `claimOperation`: the operation (as stored at the claim) with
+ * this caller's lease, or, when another owner holds an unexpired lease, that
+ * holder's lease and nothing changed.
+ */
+export type LeaseClaim =
+  | { claimed: true; operation: OperationRecord; lease: OperationLease }
+  | { claimed: false; operation: OperationRecord; holder: OperationLease };
 
 /** Filters `listOperations`. */
 export interface OperationFilter {
@@ -269,6 +302,25 @@ export interface Store {
    * status) in one transaction. Concurrent callers: exactly one wins.
    */
   publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>): Promise<boolean>;
+  /**
+   * Claims the operation for `request.owner` until now + ttlMs, atomically:
+   * granted when no lease is held, the held one has expired (expiresAt <= now)
+   * or `owner` already holds it (then it is extended); otherwise refused with
+   * the holder's lease and nothing written. Leases do not change the state
+   * version. STORE_NOT_FOUND for an unknown operation.
+   */
+  claimOperation(operationId: string, request: LeaseRequest): Promise<LeaseClaim>;
+  /**
+   * Extends `request.owner`'s lease to now + ttlMs. Resolves to the new lease,
+   * or undefined (and writes nothing) when `owner` no longer holds it (another
+   * owner claimed it after it expired, or it was released). STORE_NOT_FOUND
+   * for an unknown operation.
+   */
+  renewLease(operationId: string, request: LeaseRequest): Promise<OperationLease | undefined>;
+  /** Drops `owner`'s lease; true when it held one. Another owner's lease is left alone. STORE_NOT_FOUND for an unknown operation. */
+  releaseLease(operationId: string, owner: string): Promise<boolean>;
+  /** The lease held on the operation (expired or not), if any; undefined for an unknown operation. */
+  getLease(operationId: string): Promise<OperationLease | undefined>;
   recordDecision(decision: DecisionRecord): Promise<void>;
   /** Newest first. */
   listDecisions(filter?: DecisionFilter): Promise<DecisionRecord[]>;

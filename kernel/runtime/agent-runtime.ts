@@ -14,6 +14,8 @@ import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js
 import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { agentAtStart, agentSourceOf, readStepAgent } from './agent-source-step.js';
+import type { OperationDriver } from './operation-driver.js';
+import { InProcessDriver } from './in-process-driver.js';
 
 /** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
 export interface ExecAgentOptions {
@@ -67,10 +69,19 @@ export class AgentRuntime {
   private readonly running = new Map<string, RunningOperation>();
   private readonly waiters = new Map<string, Waiter[]>();
   private readonly loading = new Map<string, Promise<RunningOperation>>();
+  /** Operations whose waiters are resolved from the store (see watchStore). */
+  private readonly watching = new Set<string>();
+  /** How often a waiter on an operation another process runs reads the store. */
+  private readonly waitPollMs = 100;
   /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
   private stopping = false;
 
-  constructor(private readonly deps: RuntimeDeps) {}
+  /** Who runs what: an operation's loop runs only while this process holds its lease (see OperationDriver). */
+  readonly driver: OperationDriver;
+
+  constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
+    this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
+  }
 
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
   async start(options: ExecAgentOptions): Promise<string> {
@@ -96,6 +107,8 @@ export class AgentRuntime {
           agent,
           context,
           state,
+          // Created claimed by this process: the loop's first claim costs no write of its own.
+          lease: this.driver.leaseRequest(),
         },
         [{ role: 'user', content: options.prompt }],
         this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
@@ -104,6 +117,7 @@ export class AgentRuntime {
       this.deps.dispatcher.unregister(operationId);
       throw err;
     }
+    this.driver.adopt(operationId);
     // The thread's history and the new prompt, read once: the step loop keeps it up to date from its own commits.
     const messages = await this.deps.store.listThreadMessages(record.threadId);
     // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects.
@@ -139,7 +153,16 @@ export class AgentRuntime {
 
   /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
   async decide(operationId: string, decision: HumanDecision): Promise<void> {
-    const op = await this.get(operationId);
+    const op = await this.claimed(operationId);
+    try {
+      await this.decideClaimed(op, decision);
+    } finally {
+      if (!op.loopActive) await this.driver.release(operationId);
+    }
+  }
+
+  private async decideClaimed(op: RunningOperation, decision: HumanDecision): Promise<void> {
+    const operationId = op.record.id;
     const approval = op.record.state.approval;
     if (op.record.status !== 'waiting_approval' || !approval || op.deciding) {
       const orphaned = op.record.status === 'running' && !op.loopActive;
@@ -254,18 +277,39 @@ export class AgentRuntime {
     const record = live?.record ?? (await this.deps.store.getOperation(operationId));
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
     // A parent waiting for deferred results is woken by its children's completion (here, or once they are loaded here).
-    if (this.isSettled(record, until) || (!live && record.status !== 'waiting_tool')) return copyRecord(record);
-    return new Promise((resolve, reject) => {
+    if (this.isSettled(record, until)) return copyRecord(record);
+    // Not run here: wait on the store while another process holds its lease; otherwise nobody runs it (as it is).
+    const elsewhere = !live && (await this.runElsewhere(operationId));
+    if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
+    const settled = new Promise<OperationRecord>((resolve, reject) => {
       const list = this.waiters.get(operationId) ?? [];
       list.push({ until, resolve, reject });
       this.waiters.set(operationId, list);
     });
+    if (elsewhere) this.watchStore(operationId);
+    return settled;
   }
 
   /** Continues an operation left `running` by a stopped process, from its persisted state. */
-  async resume(operationId: string): Promise<void> {
-    const op = await this.get(operationId);
+  async resume(operationId: string, options: { force?: boolean } = {}): Promise<void> {
+    const op = await this.claimed(operationId, options);
     if (op.record.status === 'running' && !op.loopActive) this.launch(op);
+    else if (!op.loopActive) await this.driver.release(operationId);
+  }
+
+  /**
+   * The operation, claimed for this process (OPERATION_LEASED while another
+   * process holds an unexpired lease, unless `force`), as stored at the claim:
+   * a copy this process kept from before another process moved the operation
+   * on is dropped and read again.
+   */
+  private async claimed(operationId: string, options: { force?: boolean } = {}): Promise<RunningOperation> {
+    const op = await this.get(operationId);
+    if (op.loopActive) return op;
+    const stored = await this.driver.claim(operationId, options);
+    if (stored.version === op.record.version) return op;
+    if (this.running.get(operationId) === op) this.running.delete(operationId);
+    return this.get(operationId);
   }
 
   /**
@@ -280,11 +324,19 @@ export class AgentRuntime {
       return op.loop;
     });
     await Promise.allSettled(loops);
+    // Released, not left to expire: another process can take a `running` operation over at once.
+    await this.driver.shutdown();
     for (const [operationId, list] of this.waiters) {
       for (const w of list) w.reject(new HookgateError('KERNEL_STOPPED', `the kernel was stopped while waiting for operation ${operationId}`, { details: { operationId } }));
     }
     this.waiters.clear();
     this.running.clear();
+  }
+
+  /** Whether another process holds an unexpired lease on the operation. */
+  private async runElsewhere(operationId: string): Promise<boolean> {
+    const lease = await this.deps.store.getLease(operationId);
+    return lease !== undefined && lease.owner !== this.driver.owner && lease.expiresAt > Date.now();
   }
 
   private isSettled(record: OperationRecord, until: 'settled' | 'terminal'): boolean {
@@ -347,8 +399,10 @@ export class AgentRuntime {
     op.loop = this.loop(op)
       .catch((err) => this.fail(op, err))
       .finally(() => {
-        // A loop launched after this one parked (by a completion) keeps its own flag.
-        if (op.loopToken === loop) op.loopActive = false;
+        // A loop launched after this one parked (by a completion) keeps its own flag, and the lease.
+        if (op.loopToken !== loop) return;
+        op.loopActive = false;
+        return this.driver.release(op.record.id);
       });
   }
 
@@ -368,6 +422,13 @@ export class AgentRuntime {
   }
 
   private async loop(op: RunningOperation): Promise<void> {
+    const operationId = op.record.id;
+    if (!this.driver.holds(operationId)) {
+      // Refused (OPERATION_LEASED) while another process runs it; moved on since this copy was read: stale.
+      const stored = await this.driver.claim(operationId);
+      if (stored.version !== op.record.version) throw staleError(op);
+    }
+    this.driver.keep(operationId, (holder) => this.loseLease(op, holder?.owner));
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
@@ -631,7 +692,16 @@ export class AgentRuntime {
   async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const op = await this.get(operationId);
     // Between steps and decisions, one at a time: a completion never overwrites a step's state, nor a step its result.
-    return this.exclusive(op, () => this.publishDeferred(op, toolCallId, raw));
+    try {
+      return await this.exclusive(op, () => this.publishDeferred(op, toolCallId, raw));
+    } catch (err) {
+      if (!isVersionConflict(err)) throw err;
+      // This process's copy was out of date (another process committed meanwhile): drop it and publish once more
+      // against the stored state. Publishing fills an empty placeholder at most once, so this cannot store it twice.
+      this.dropStale(op, err);
+      const fresh = await this.get(operationId);
+      return this.exclusive(fresh, () => this.publishDeferred(fresh, toolCallId, raw));
+    }
   }
 
   private async publishDeferred(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
@@ -647,7 +717,7 @@ export class AgentRuntime {
     state.deferredToolCallIds = deferred.filter((id) => id !== toolCallId);
     const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
     const status = resume ? 'running' : op.record.status;
-    if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status }))) return { published: false };
+    if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status, expectedVersion: op.record.version }))) return { published: false };
     op.record = { ...op.record, state, status, updatedAt: nowIso(), version: op.record.version + 1 };
     const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
     if (placeholder) {
@@ -685,7 +755,15 @@ export class AgentRuntime {
     await this.completeToolCall(parentId, toolCallId, result);
   }
 
+  /**
+   * Commits one step's writes with compare-and-swap on the version this
+   * process holds (unless the caller named one): when another process or
+   * connection committed first, the store refuses it with
+   * STORE_VERSION_CONFLICT and nothing is written.
+   */
   private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
+    if (op.stale) throw staleError(op);
+    if (commit.expectedVersion === undefined) commit.expectedVersion = op.record.version;
     const written = await this.deps.store.commitStep(op.record.id, commit);
     // Updated in place: callers only ever get copies (copyRecord), and this runs once per step.
     const record = op.record;
@@ -707,6 +785,7 @@ export class AgentRuntime {
   }
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
+    if (isVersionConflict(err) || isLeased(err) || op.stale) return this.dropStale(op, err);
     if (TERMINAL.has(op.record.status) || this.stopping) return;
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
@@ -736,6 +815,8 @@ export class AgentRuntime {
         this.running.delete(op.record.id);
         throw new HookgateError('OPERATION_NOT_WAITING', `operation ${op.record.id} was changed by another process first; nothing was aborted`, { cause: err, details: { operationId: op.record.id } });
       }
+      // Another process finished or moved the operation first: its outcome stands, this one announces nothing.
+      if (isVersionConflict(err) || op.stale) return this.dropStale(op, err);
       this.deps.logger.error('could not persist the terminal state', { operationId: op.record.id, error: errorMessage(err) });
       op.record = { ...op.record, status, reason };
     }
@@ -771,6 +852,77 @@ export class AgentRuntime {
         this.deps.logger.error('could not hand a sub-agent result to its parent', { operationId: op.record.id, error: errorMessage(err) }),
       );
     }
+  }
+
+  /**
+   * Stops this process's work on an operation another writer moved on (its
+   * commit lost a compare-and-swap): logged once, no retry, nothing more
+   * written or dispatched; the copy is dropped, so the next access reloads
+   * it from the store, and whoever waits on it here waits on the store.
+   */
+  private dropStale(op: RunningOperation, err: unknown): void {
+    const operationId = op.record.id;
+    if (!op.stale) {
+      op.stale = true;
+      this.deps.logger.warn('operation changed by another writer; this process stops running it', {
+        operationId,
+        ...(err instanceof HookgateError ? { expectedVersion: err.details.expectedVersion, version: err.details.version } : {}),
+      });
+    }
+    op.loopActive = false;
+    if (this.running.get(operationId) === op) this.running.delete(operationId);
+    void this.driver.release(operationId);
+    if (this.waiters.has(operationId)) this.watchStore(operationId);
+  }
+
+  /**
+   * A renewal found the lease taken (this process was too slow to renew, and
+   * another one claimed the operation after it expired): nothing more is
+   * committed from here; the in-flight step is aborted and its commit refused.
+   */
+  private loseLease(op: RunningOperation, holder: string | undefined): void {
+    if (op.stale) return;
+    op.stale = true;
+    this.deps.logger.warn('lost the lease of a running operation; this process stops running it', { operationId: op.record.id, ...(holder ? { holder } : {}) });
+    op.abort.abort();
+    if (this.running.get(op.record.id) === op) this.running.delete(op.record.id);
+  }
+
+  /**
+   * Resolves the waiters of an operation this process does not run from the
+   * store: reads it every `waitPollMs` until each waiter's condition holds
+   * (or the runtime shuts down, which rejects them). One watch per operation.
+   */
+  private watchStore(operationId: string): void {
+    if (this.watching.has(operationId)) return;
+    this.watching.add(operationId);
+    const tick = async (): Promise<void> => {
+      try {
+        const list = this.waiters.get(operationId);
+        if (this.stopping || !list || list.length === 0 || this.running.has(operationId)) return;
+        const record = await this.deps.store.getOperation(operationId);
+        if (record) {
+          const keep = list.filter((w) => {
+            if (!this.isSettled(record, w.until)) return true;
+            w.resolve(copyRecord(record));
+            return false;
+          });
+          if (keep.length === 0) {
+            this.waiters.delete(operationId);
+            return;
+          }
+          this.waiters.set(operationId, keep);
+        }
+      } catch (err) {
+        this.deps.logger.warn('could not read an operation someone waits for', { operationId, error: errorMessage(err) });
+      }
+      // Not unref'd: a process that only waits for another process's operation stays up until it settles.
+      setTimeout(() => void run(), this.waitPollMs);
+    };
+    const run = (): Promise<void> => tick().then(() => {
+      if (!this.waiters.has(operationId) || this.stopping || this.running.has(operationId)) this.watching.delete(operationId);
+    });
+    void run();
   }
 
   private notify(op: RunningOperation): void {
@@ -829,3 +981,17 @@ function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, un
   return out;
 }
 
+function isLeased(err: unknown): boolean {
+  return err instanceof HookgateError && err.code === 'OPERATION_LEASED';
+}
+
+function isVersionConflict(err: unknown): boolean {
+  return err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT';
+}
+
+/** What a write from a copy already known to be stale throws: the conflict it would meet in the store. */
+function staleError(op: RunningOperation): HookgateError {
+  return new HookgateError('STORE_VERSION_CONFLICT', `operation ${op.record.id} was changed by another writer; this process no longer runs it`, {
+    details: { operationId: op.record.id },
+  });
+}

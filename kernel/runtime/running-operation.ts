@@ -27,6 +27,12 @@ export interface RunningOperation {
   fromStore?: boolean;
   /** A human decision is being applied (a concurrent one is refused). */
   deciding?: boolean;
+  /**
+   * Another writer committed first (a compare-and-swap refused this
+   * process's commit): this copy is out of date, its loop stopped and it is
+   * no longer kept; nothing more is written or dispatched from it.
+   */
+  stale?: boolean;
 }
 
 /** Orders active messages for the model: summaries first, then the rest by sequence. */

@@ -7,7 +7,7 @@ import { resolveOperation } from './id-prefix.js';
 import { choiceList, choiceOption, portNumber, wholeNumber } from './option-values.js';
 import { packageVersion } from './package-version.js';
 import { decideCommand, runCommand } from './run-command.js';
-import { abortCommand, RESUME_QUIET_MS, resumeCommand } from './recovery-commands.js';
+import { abortCommand, resumeCommand } from './recovery-commands.js';
 import { storeName } from './store-name.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
@@ -89,7 +89,7 @@ export function buildProgram(): Command {
     .command('resume')
     .description('continue an operation a crashed or killed process left running, from its last committed step')
     .argument('<operationId>', 'the running operation: its id or a unique prefix of it')
-    .option('--force', `resume even if it was updated in the last ${RESUME_QUIET_MS / 1000} s (only when you know its process is gone)`)
+    .option('--force', "take over the operation's lease before it expires (only when you know the process running it is gone)")
     .option('--json', 'print NDJSON events')
     .action(async (operationId: string, opts) => {
       exitWith(await session.withKernel((k) => resumeCommand(session, k, operationId, opts)));

@@ -8,22 +8,17 @@ import { outcomeOfTree } from './operation-tree.js';
 import { storeName } from './store-name.js';
 
 /**
- * How long an operation must have been quiet before `resume` believes the
- * process that ran it is gone. Until operations carry leases (the runtime
- * core issue), this is the guard against running one operation in two
- * processes; `--force` skips it.
- */
-export const RESUME_QUIET_MS = 30_000;
-
-/**
  * `hookgate resume <op>`: continues an operation that a crashed or killed
  * process left `running`, from its last committed step (a step that was in
  * flight runs again). Refuses parked or finished operations with a message
- * that says what to do instead, and a recently updated one unless `force`.
+ * that says what to do instead, and one whose lease another process still
+ * holds (OPERATION_LEASED, naming the holder and the expiry: the lease of a
+ * process that died expires `runtime.leaseMs` after its last renewal) unless
+ * `force`, which takes that lease over.
  * Prints the timeline and waits until the run is parked (exit 3) or finished;
  * exit codes as `run`. `typedId` is an id or a unique prefix of one.
  */
-export async function resumeCommand(session: CliSession, kernel: Kernel, typedId: string, options: { json?: boolean; force?: boolean; now?: number }): Promise<number> {
+export async function resumeCommand(session: CliSession, kernel: Kernel, typedId: string, options: { json?: boolean; force?: boolean }): Promise<number> {
   const record = await resolveOperation(kernel.store, typedId, storeName(kernel.config));
   const operationId = record.id;
   if (record.status === 'waiting_approval') {
@@ -32,18 +27,9 @@ export async function resumeCommand(session: CliSession, kernel: Kernel, typedId
   if (record.status !== 'running') {
     throw new HookgateError('OPERATION_NOT_RUNNING', `operation ${operationId} is ${record.status}; only a running operation whose process is gone can be resumed`, { details: { operationId } });
   }
-  const quietFor = (options.now ?? Date.now()) - Date.parse(record.updatedAt);
-  if (!options.force && quietFor < RESUME_QUIET_MS) {
-    throw new HookgateError(
-      'OPERATION_NOT_RUNNING',
-      `operation ${operationId} was updated ${Math.max(0, Math.round(quietFor / 1000))} s ago and may still be running in another process; ` +
-        `wait until it has been quiet for ${RESUME_QUIET_MS / 1000} s, or pass --force if you know that process is gone`,
-      { details: { operationId } },
-    );
-  }
   const close = session.showTimeline(kernel, options.json);
   try {
-    await kernel.resume(operationId);
+    await kernel.resume(operationId, { force: options.force === true });
     return await outcomeOfTree(kernel, record, options.json, false);
   } finally {
     close();

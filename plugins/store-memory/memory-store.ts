@@ -4,14 +4,18 @@ import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
+import { leaseWindow } from '../../kernel/lease-window.js';
 import { defaultThreadId, UNFINISHED_STATUSES } from '../../kernel/store.js';
 import type {
   DecisionFilter,
   DecisionRecord,
+  LeaseClaim,
+  LeaseRequest,
   MessageRecord,
   NewMessage,
   NewOperation,
   OperationFilter,
+  OperationLease,
   OperationRecord,
   StepCommit,
   StepRecord,
@@ -77,6 +81,8 @@ export class MemoryStore implements Store {
   private readonly threads = new Map<string, StoredThread>();
   private readonly steps = new Map<string, StepRecord[]>();
   private readonly hooks = new Map<string, unknown[]>();
+  /** Held leases by operation id (released ones are deleted). */
+  private readonly leases = new Map<string, OperationLease>();
   private readonly users = new Map<string, UserRecord>();
   private readonly decisions: DecisionRecord[] = [];
   private readonly decisionIds = new Set<string>();
@@ -101,6 +107,7 @@ export class MemoryStore implements Store {
     this.assertOpen();
     if (this.operations.has(op.id)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`);
     this.assertNewMessageIds(messages);
+    const lease = op.lease && leaseWindow(op.id, op.lease);
     const now = nowIso();
     let thread: StoredThread | undefined;
     if (op.threadId !== undefined) {
@@ -134,6 +141,7 @@ export class MemoryStore implements Store {
     this.messages.set(op.id, list);
     this.steps.set(op.id, []);
     this.hooks.set(op.id, storedHooks);
+    if (lease) this.leases.set(op.id, { owner: op.lease!.owner, expiresAt: lease.expiresAt });
     this.store(list, target, inserted);
     return copyOperation(record);
   }
@@ -265,6 +273,43 @@ export class MemoryStore implements Store {
     op.updatedAt = nowIso();
     op.version += 1;
     return true;
+  }
+
+  /** Granted when free, expired or already `owner`'s; one synchronous check-and-set, so concurrent claims cannot both win. */
+  async claimOperation(operationId: string, request: LeaseRequest): Promise<LeaseClaim> {
+    this.assertOpen();
+    const op = this.operations.get(operationId);
+    if (!op) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    const { now, expiresAt } = leaseWindow(operationId, request);
+    const held = this.leases.get(operationId);
+    if (held && held.owner !== request.owner && held.expiresAt > now) return { claimed: false, operation: copyOperation(op), holder: { ...held } };
+    const lease = { owner: request.owner, expiresAt };
+    this.leases.set(operationId, lease);
+    return { claimed: true, operation: copyOperation(op), lease: { ...lease } };
+  }
+
+  async renewLease(operationId: string, request: LeaseRequest): Promise<OperationLease | undefined> {
+    this.assertOpen();
+    if (!this.operations.has(operationId)) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    const { expiresAt } = leaseWindow(operationId, request);
+    const held = this.leases.get(operationId);
+    if (!held || held.owner !== request.owner) return undefined;
+    held.expiresAt = expiresAt;
+    return { ...held };
+  }
+
+  async releaseLease(operationId: string, owner: string): Promise<boolean> {
+    this.assertOpen();
+    if (!this.operations.has(operationId)) throw new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+    if (this.leases.get(operationId)?.owner !== owner) return false;
+    this.leases.delete(operationId);
+    return true;
+  }
+
+  async getLease(operationId: string): Promise<OperationLease | undefined> {
+    this.assertOpen();
+    const held = this.leases.get(operationId);
+    return held && { ...held };
   }
 
   async loadHooks(operationId: string): Promise<unknown[]> {

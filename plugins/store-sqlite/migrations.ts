@@ -306,6 +306,16 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       CREATE INDEX operations_by_thread ON operations (thread_seq, seq);
     `,
   },
+  {
+    version: 6,
+    description: 'leases: who runs an operation now (owner, expiry in epoch milliseconds), claimed with one conditional UPDATE',
+    // Two nullable columns on the operations row: no lease on every existing operation, so any process can claim one.
+    // A lease write touches neither the state nor its version, nor any index.
+    sql: `
+      ALTER TABLE operations ADD COLUMN lease_owner TEXT;
+      ALTER TABLE operations ADD COLUMN lease_expires_at INTEGER;
+    `,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -2,15 +2,19 @@ import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
+import { leaseWindow } from '../../kernel/lease-window.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
 import type { Logger } from '../../kernel/logger.js';
 import type {
   DecisionFilter,
   DecisionRecord,
+  LeaseClaim,
+  LeaseRequest,
   MessageRecord,
   NewMessage,
   NewOperation,
   OperationFilter,
+  OperationLease,
   OperationRecord,
   StepCommit,
   StepRecord,
@@ -97,8 +101,9 @@ function prepareStatements(db: Database.Database) {
   return {
     insertOperation: db.prepare(
       `INSERT INTO operations (id, agent_id, parent_operation_id, user_id, status, reason, state, error, created_at, updated_at, agent_seq, context,
-         thread_seq, position_base)
-       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context, @threadSeq, @positionBase)`,
+         thread_seq, position_base, lease_owner, lease_expires_at)
+       VALUES (@id, @agentId, @parentOperationId, @userId, 'running', NULL, @state, NULL, @now, @now, @agentSeq, @context, @threadSeq, @positionBase,
+         @leaseOwner, @leaseExpiresAt)`,
     ),
     insertThread: db.prepare(
       `INSERT INTO threads (id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at)
@@ -192,6 +197,14 @@ function prepareStatements(db: Database.Database) {
       `SELECT o.id AS operation_id, l.step_index, l.step_kind AS kind, l.started_at, l.finished_at, l.usage, l.summary
        FROM ${MESSAGE_FROM} WHERE o.id = ? AND l.entry = 'step' ORDER BY l.step_index, l.key`,
     ),
+    // The lease (migration 6): one conditional UPDATE each, so two connections claiming at once cannot both win.
+    claimLease: db.prepare<{ id: string; owner: string; now: number; expiresAt: number }>(
+      `UPDATE operations SET lease_owner = @owner, lease_expires_at = @expiresAt
+       WHERE id = @id AND (lease_owner IS NULL OR lease_expires_at <= @now OR lease_owner = @owner)`,
+    ),
+    renewLease: db.prepare<[number, string, string]>('UPDATE operations SET lease_expires_at = ? WHERE id = ? AND lease_owner = ?'),
+    releaseLease: db.prepare<[string, string]>('UPDATE operations SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND lease_owner = ?'),
+    getLease: db.prepare<[string], { lease_owner: string | null; lease_expires_at: number | null }>('SELECT lease_owner, lease_expires_at FROM operations WHERE id = ?'),
     deleteHooks: db.prepare('DELETE FROM hook_registrations WHERE operation_id = ?'),
     insertHook: db.prepare('INSERT INTO hook_registrations (operation_id, position, hook) VALUES (?, ?, ?)'),
     listHooks: db.prepare<[string], string>('SELECT hook FROM hook_registrations WHERE operation_id = ? ORDER BY position').pluck(),
@@ -317,6 +330,8 @@ export class SqliteStore implements Store {
           context: JSON.stringify(op.context ?? {}),
           threadSeq,
           positionBase,
+          leaseOwner: op.lease?.owner ?? null,
+          leaseExpiresAt: op.lease ? leaseWindow(op.id, op.lease).expiresAt : null,
         }).lastInsertRowid;
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });
@@ -577,6 +592,49 @@ export class SqliteStore implements Store {
   /** Replaces the operation's hooks in one transaction. STORE_NOT_FOUND for an unknown operation. */
   async saveHooks(operationId: string, hooks: unknown[]): Promise<void> {
     this.guard(() => this.committed(this.saveHooksTx!.immediate(operationId, hooks)));
+  }
+
+  /** One conditional UPDATE (free, expired or ours), then the operation read in the same transaction. */
+  async claimOperation(operationId: string, request: LeaseRequest): Promise<LeaseClaim> {
+    return this.guard((s) => {
+      const { now, expiresAt } = leaseWindow(operationId, request);
+      this.claimTx ??= this.db!.transaction((id: string, owner: string, at: number, until: number): LeaseClaim => {
+        const granted = s.claimLease.run({ id, owner, now: at, expiresAt: until }).changes > 0;
+        const row = s.getOperation.get(id);
+        if (!row) throw notFound(id);
+        const operation = toOperationRecord(row);
+        if (granted) return { claimed: true, operation, lease: { owner, expiresAt: until } };
+        const held = s.getLease.get(id)!;
+        return { claimed: false, operation, holder: { owner: held.lease_owner!, expiresAt: held.lease_expires_at! } };
+      });
+      return this.committed(this.claimTx.immediate(operationId, request.owner, now, expiresAt));
+    });
+  }
+
+  private claimTx?: Database.Transaction<(operationId: string, owner: string, now: number, expiresAt: number) => LeaseClaim>;
+
+  async renewLease(operationId: string, request: LeaseRequest): Promise<OperationLease | undefined> {
+    return this.guard((s) => {
+      const { expiresAt } = leaseWindow(operationId, request);
+      if (s.renewLease.run(expiresAt, operationId, request.owner).changes > 0) return this.committed({ owner: request.owner, expiresAt });
+      if (s.operationExists.get(operationId) === undefined) throw notFound(operationId);
+      return undefined;
+    });
+  }
+
+  async releaseLease(operationId: string, owner: string): Promise<boolean> {
+    return this.guard((s) => {
+      if (s.releaseLease.run(operationId, owner).changes > 0) return this.committed(true);
+      if (s.operationExists.get(operationId) === undefined) throw notFound(operationId);
+      return false;
+    });
+  }
+
+  async getLease(operationId: string): Promise<OperationLease | undefined> {
+    return this.guard((s) => {
+      const row = s.getLease.get(operationId);
+      return row && row.lease_owner !== null ? { owner: row.lease_owner, expiresAt: row.lease_expires_at! } : undefined;
+    });
   }
 
   /** Fills the empty placeholder of a deferred tool call once, with the operation state, in one transaction. */

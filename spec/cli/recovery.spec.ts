@@ -88,15 +88,15 @@ describe('hookgate resume / abort / concurrent approve', function () {
     return operationId;
   }
 
-  it('after a SIGKILL mid-run, approve points at resume/abort, resume (with --force while it is fresh) finishes the run from its last step', async () => {
+  it('after a SIGKILL mid-run, approve points at resume/abort, resume (with --force while the dead process\'s lease is unexpired) finishes the run from its last step', async () => {
     const operationId = await crashedRun();
     const approve = await hookgate(dir, ['approve', operationId]);
     assert.equal(approve.code, 2);
     assert.match(approve.stderr, /hookgate resume/);
 
     const fresh = await hookgate(dir, ['resume', operationId]);
-    assert.equal(fresh.code, 2, 'a just-updated operation may still be running elsewhere');
-    assert.match(fresh.stderr, /may still be running in another process.*--force/);
+    assert.equal(fresh.code, 2, 'an operation whose lease is unexpired may still be running elsewhere');
+    assert.match(fresh.stderr, /being run by another process \(.+, lease until .+\).*--force/);
 
     const resumed = await hookgate(dir, ['resume', operationId, '--force']);
     assert.equal(resumed.code, 0, resumed.stderr);

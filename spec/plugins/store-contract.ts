@@ -555,6 +555,102 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
+    describe('leases', () => {
+      const T0 = 1_800_000_000_000;
+
+      beforeEach(async () => {
+        await store.createOperation(newOperation('op-1'), [{ id: 'm-1', role: 'user', content: 'go' }], []);
+      });
+
+      it('an unclaimed operation is granted with owner and expiry, and the record is returned as stored', async () => {
+        assert.equal(await store.getLease('op-1'), undefined);
+        const claim = await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 });
+        assert.ok(claim.claimed);
+        assert.deepEqual(claim.lease, { owner: 'proc-a', expiresAt: T0 + 30_000 });
+        assert.deepEqual(claim.operation, await store.getOperation('op-1'));
+        assert.deepEqual(await store.getLease('op-1'), { owner: 'proc-a', expiresAt: T0 + 30_000 });
+      });
+
+      it('an unexpired lease of another owner is refused with the holder, and nothing changes', async () => {
+        await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 });
+        const refused = await store.claimOperation('op-1', { owner: 'proc-b', ttlMs: 30_000, now: T0 + 29_999 });
+        assert.equal(refused.claimed, false);
+        assert.ok(!refused.claimed);
+        assert.deepEqual(refused.holder, { owner: 'proc-a', expiresAt: T0 + 30_000 });
+        assert.equal(refused.operation.id, 'op-1');
+        assert.deepEqual(await store.getLease('op-1'), { owner: 'proc-a', expiresAt: T0 + 30_000 });
+      });
+
+      it('an expired lease is taken over; the former holder can then neither renew nor release it', async () => {
+        await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 });
+        const taken = await store.claimOperation('op-1', { owner: 'proc-b', ttlMs: 10_000, now: T0 + 30_000 });
+        assert.ok(taken.claimed);
+        assert.deepEqual(taken.lease, { owner: 'proc-b', expiresAt: T0 + 40_000 });
+        assert.equal(await store.renewLease('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 + 30_001 }), undefined);
+        assert.equal(await store.releaseLease('op-1', 'proc-a'), false);
+        assert.deepEqual(await store.getLease('op-1'), { owner: 'proc-b', expiresAt: T0 + 40_000 });
+      });
+
+      it('claiming again as the holder extends the lease; renewLease extends it too', async () => {
+        await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 });
+        const again = await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 + 10_000 });
+        assert.ok(again.claimed);
+        assert.equal(again.lease.expiresAt, T0 + 40_000);
+        assert.deepEqual(await store.renewLease('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 + 20_000 }), { owner: 'proc-a', expiresAt: T0 + 50_000 });
+        assert.deepEqual(await store.getLease('op-1'), { owner: 'proc-a', expiresAt: T0 + 50_000 });
+      });
+
+      it('release frees the operation for any owner; a release by another owner changes nothing', async () => {
+        await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 });
+        assert.equal(await store.releaseLease('op-1', 'proc-b'), false);
+        assert.equal(await store.releaseLease('op-1', 'proc-a'), true);
+        assert.equal(await store.getLease('op-1'), undefined);
+        assert.equal(await store.renewLease('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 }), undefined);
+        assert.ok((await store.claimOperation('op-1', { owner: 'proc-b', ttlMs: 30_000, now: T0 + 1 })).claimed);
+      });
+
+      it('leases leave the state version, status and updatedAt alone', async () => {
+        const before = (await store.getOperation('op-1'))!;
+        await store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 });
+        await store.renewLease('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 + 1 });
+        await store.releaseLease('op-1', 'proc-a');
+        assert.deepEqual(await store.getOperation('op-1'), before);
+      });
+
+      it('two owners claiming at once: exactly one is granted', async () => {
+        const claims = await Promise.all([
+          store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 30_000, now: T0 }),
+          store.claimOperation('op-1', { owner: 'proc-b', ttlMs: 30_000, now: T0 }),
+        ]);
+        assert.deepEqual(claims.map((c) => c.claimed).sort(), [false, true]);
+        const winner = claims.find((c) => c.claimed)!;
+        const loser = claims.find((c) => !c.claimed)!;
+        assert.ok(winner.claimed && !loser.claimed);
+        assert.equal(loser.holder.owner, winner.lease.owner);
+      });
+
+      it('createOperation({ lease }) creates the operation already claimed by that owner', async () => {
+        await store.createOperation(newOperation('op-2', { lease: { owner: 'proc-a', ttlMs: 30_000, now: T0 } }), [], []);
+        assert.deepEqual(await store.getLease('op-2'), { owner: 'proc-a', expiresAt: T0 + 30_000 });
+        const refused = await store.claimOperation('op-2', { owner: 'proc-b', ttlMs: 30_000, now: T0 + 1 });
+        assert.ok(!refused.claimed && refused.holder.owner === 'proc-a');
+        await rejectsWithCode(store.createOperation(newOperation('op-3', { lease: { owner: 'proc-a', ttlMs: -1 } }), [], []), 'LEASE_REQUEST_INVALID');
+        assert.equal(await store.getOperation('op-3'), undefined, 'a refused lease creates nothing');
+      });
+
+      it('unknown operations get STORE_NOT_FOUND; a request without owner or positive ttlMs gets LEASE_REQUEST_INVALID', async () => {
+        await rejectsWithCode(store.claimOperation('nope', { owner: 'proc-a', ttlMs: 1000 }), 'STORE_NOT_FOUND');
+        await rejectsWithCode(store.renewLease('nope', { owner: 'proc-a', ttlMs: 1000 }), 'STORE_NOT_FOUND');
+        await rejectsWithCode(store.releaseLease('nope', 'proc-a'), 'STORE_NOT_FOUND');
+        assert.equal(await store.getLease('nope'), undefined);
+        const noOwner = await rejectsWithCode(store.claimOperation('op-1', { owner: '', ttlMs: 1000 }), 'LEASE_REQUEST_INVALID');
+        assert.match(noOwner.message, /owner/);
+        const badTtl = await rejectsWithCode(store.claimOperation('op-1', { owner: 'proc-a', ttlMs: 0 }), 'LEASE_REQUEST_INVALID');
+        assert.match(badTtl.message, /ttlMs/);
+        assert.equal(await store.getLease('op-1'), undefined);
+      });
+    });
+
     describe('steps', () => {
       it('lists the steps of an operation in step order', async () => {
         await store.createOperation(newOperation('op-1'), [], []);

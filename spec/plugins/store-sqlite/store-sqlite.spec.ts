@@ -735,6 +735,29 @@ describe('store-sqlite', () => {
       }
     });
 
+    it('leases: a claim on one connection refuses the other until it expires or is released', async () => {
+      const file = freshPath();
+      const first = new SqliteStore({ path: file });
+      const second = new SqliteStore({ path: file });
+      await first.migrate();
+      await second.migrate();
+      const t0 = 1_800_000_000_000;
+      try {
+        await first.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [{ role: 'user', content: 'one' }], []);
+        assert.ok((await first.claimOperation('op-1', { owner: 'a', ttlMs: 1000, now: t0 })).claimed);
+        const refused = await second.claimOperation('op-1', { owner: 'b', ttlMs: 1000, now: t0 + 999 });
+        assert.ok(!refused.claimed && refused.holder.owner === 'a');
+        const taken = await second.claimOperation('op-1', { owner: 'b', ttlMs: 1000, now: t0 + 1000 });
+        assert.ok(taken.claimed);
+        assert.equal(await first.renewLease('op-1', { owner: 'a', ttlMs: 1000, now: t0 + 1001 }), undefined);
+        assert.equal(await second.releaseLease('op-1', 'b'), true);
+        assert.ok((await first.claimOperation('op-1', { owner: 'a', ttlMs: 1000, now: t0 + 1002 })).claimed);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
     it('reads back the newest state when both connections wrote it with steps and status changes', async () => {
       const file = freshPath();
       const first = new SqliteStore({ path: file });
