@@ -108,10 +108,18 @@ for (const [label, input] of [
   ['5,000 keys', wide],
   ['10,000 levels', deep],
 ] as const) {
-  agree(`canonical ${label}`, canonicalJson(input), canonicalize(input));
   measure(`canonical ${label}`, 'canonicalJson', () => canonicalJson(input));
-  measure(`canonical ${label}`, 'canonicalize', () => canonicalize(input));
   measure(`digest ${label}`, 'canonicalDigest (streamed)', () => canonicalDigest(input));
+  let theirs: string | undefined;
+  try {
+    theirs = canonicalize(input);
+  } catch (err) {
+    // canonicalize 4 recurses, so deep input overflows its stack: one more input only the hand-written one takes.
+    process.stdout.write(`canonical ${label}: canonicalize throws ${(err as Error).name} (${(err as Error).message}); not measured\n`);
+    continue;
+  }
+  agree(`canonical ${label}`, canonicalJson(input), theirs);
+  measure(`canonical ${label}`, 'canonicalize', () => canonicalize(input));
   measure(`digest ${label}`, 'sha256(canonicalize())', () => sha256(canonicalize(input)!));
 }
 
