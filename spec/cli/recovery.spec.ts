@@ -1,51 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteStore } from '../../plugins/store-sqlite/sqlite-store.js';
-import { CLI, cliEnv, runHookgate } from '../helpers/cli-process.js';
+import { killed, readStore, runHookgate, runUntil } from '../helpers/cli-process.js';
 
 const hookgate = runHookgate;
 
-/** Starts `hookgate run --json` and resolves once an NDJSON event matches; the child keeps running. */
-function runUntil(cwd: string, args: string[], match: (e: Record<string, unknown>) => boolean): Promise<{ child: ChildProcess; operationId: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let buffer = '';
-    let operationId = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      buffer += d;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const event = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
-        buffer = buffer.slice(nl + 1);
-        if (event.type === 'operation_started') operationId = String(event.operationId);
-        if (match(event)) resolve({ child, operationId });
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`hookgate run exited (${code}) before the awaited event`)));
-  });
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('close');
-    child.on('close', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
-async function readStore<T>(dir: string, read: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const store = new SqliteStore({ path: path.join(dir, '.hookgate', 'hookgate.db'), backgroundCheckpoints: false });
-  await store.migrate();
-  try {
-    return await read(store);
-  } finally {
-    await store.close();
-  }
-}
 
 const SLOW_AGENT = `id: slow
 model:

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SqliteStore } from '../../plugins/store-sqlite/sqlite-store.js';
 
 // dist/spec/helpers/cli-process.js -> the repository root.
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -30,4 +31,45 @@ export function runHookgate(cwd: string, args: readonly string[], env: NodeJS.Pr
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Starts `hookgate run … --json` and resolves once an NDJSON event matches; the child keeps running. */
+export function runUntil(cwd: string, args: readonly string[], match: (e: Record<string, unknown>) => boolean, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; operationId: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let buffer = '';
+    let operationId = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      buffer += d;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const event = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
+        buffer = buffer.slice(nl + 1);
+        if (event.type === 'operation_started') operationId = String(event.operationId);
+        if (match(event)) resolve({ child, operationId });
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`hookgate run exited (${code}) before the awaited event`)));
+  });
+}
+
+/** SIGKILLs a child started by `runUntil` and resolves once it is gone. */
+export function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('close');
+    child.on('close', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** Opens the SQLite store a CLI run in `dir` wrote (./.hookgate/hookgate.db), reads it, closes it. */
+export async function readStore<T>(dir: string, read: (store: SqliteStore) => Promise<T>): Promise<T> {
+  const store = new SqliteStore({ path: path.join(dir, '.hookgate', 'hookgate.db'), backgroundCheckpoints: false });
+  await store.migrate();
+  try {
+    return await read(store);
+  } finally {
+    await store.close();
+  }
 }

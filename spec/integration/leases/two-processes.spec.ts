@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
-import { CLI, cliEnv, runHookgate } from '../../helpers/cli-process.js';
+import { CLI, cliEnv, killed, readStore, runHookgate, runUntil } from '../../helpers/cli-process.js';
 
 /** Short enough to wait out in a spec, long enough that a process starting right after a kill still sees it held. */
 const LEASE_MS = 6000;
@@ -54,44 +53,6 @@ async function reviewServer(): Promise<{ server: Server; url: string; reviews: (
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/review`, reviews: () => reviews, firstReview };
 }
 
-/** Starts `hookgate run --json` and resolves once an NDJSON event matches; the child keeps running. */
-function runUntil(cwd: string, args: string[], match: (e: Record<string, unknown>) => boolean): Promise<{ child: ChildProcess; operationId: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: cliEnv(ENV), stdio: ['ignore', 'pipe', 'pipe'] });
-    let buffer = '';
-    let operationId = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      buffer += d;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const event = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
-        buffer = buffer.slice(nl + 1);
-        if (event.type === 'operation_started') operationId = String(event.operationId);
-        if (match(event)) resolve({ child, operationId });
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`hookgate run exited (${code}) before the awaited event`)));
-  });
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('close');
-    child.on('close', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
-async function readStore<T>(dir: string, read: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const store = new SqliteStore({ path: path.join(dir, '.hookgate', 'hookgate.db'), backgroundCheckpoints: false });
-  await store.migrate();
-  try {
-    return await read(store);
-  } finally {
-    await store.close();
-  }
-}
 
 /** Issue 11, item 2: a driver owns running through a lease in the store; a dead process's lease expires and another takes over. */
 describe('integration: operation leases across processes (one SQLite file)', function () {
@@ -105,7 +66,7 @@ describe('integration: operation leases across processes (one SQLite file)', fun
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('a process SIGKILLed in a model turn keeps its lease until it expires; then two resumes race, one takes the operation over and finishes it, every tool result stored once', async () => {
-    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2);
+    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2, ENV);
     await killed(child);
     const lease = await readStore(dir, (s) => s.getLease(operationId));
     assert.ok(lease, 'the killed process left its lease behind');
@@ -143,7 +104,7 @@ describe('integration: operation leases across processes (one SQLite file)', fun
   });
 
   it('a resume while the operation runs in a live process is refused; the running process finishes it alone', async () => {
-    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2);
+    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2, ENV);
     const finished = new Promise<number | null>((resolve) => {
       child.removeAllListeners('close');
       child.on('close', (code) => resolve(code));
