@@ -17,9 +17,9 @@
 // recompiles the whole step loop: 20-40 Turbofan jobs per round instead of 3-6); --perf-basic-prof writes
 // /tmp/perf-<pid>.map, which bench/callgrind-js.mjs uses to name the JIT-compiled JS functions of a dump.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { callgrindDumps } from './callgrind-dumps.mjs';
 
 const [tree, contender, warmup, size, rounds, out] = process.argv.slice(2);
 if (!out) throw new Error('usage: callgrind-rounds.mjs <tree> <contender> <warmup> <conversations per round> <rounds> <out prefix>');
@@ -54,11 +54,6 @@ for (let i = 0; i < Number(rounds); i++) {
 await send({ cmd: 'finish' });
 proc.stdin.end();
 await new Promise((resolve) => proc.on('exit', resolve));
-const dir = path.dirname(path.resolve(out));
-const prefix = `${path.basename(out)}.${proc.pid}.`;
-for (const f of readdirSync(dir).filter((f) => f.startsWith(prefix)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))) {
-  const text = readFileSync(path.join(dir, f), 'utf8');
-  const trigger = /^desc: Trigger: (.*)$/m.exec(text)?.[1] ?? '';
-  const ir = Number(/^summary: (\d+)/m.exec(text)?.[1]);
+for (const { file: f, trigger, instructions: ir } of callgrindDumps(out, proc.pid)) {
   if (trigger.includes('round')) console.log(`${f}\t${trigger}\t${ir}\t${(ir / Number(size) / 1e6).toFixed(2)} M instructions per conversation`);
 }

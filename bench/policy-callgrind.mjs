@@ -10,11 +10,11 @@
 // (an unmatched tool), each between `callgrind_control -z` and `-d`. Prints instructions per decision for each dump;
 // NODE_FLAGS adds node flags (e.g. --perf-basic-prof for bench/callgrind-js.mjs).
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { callgrindDumps } from './callgrind-dumps.mjs';
 import { fileURLToPath } from 'node:url';
 
 const RULES = 100;
@@ -54,12 +54,7 @@ async function parent() {
   await send('stop');
   proc.stdin.end();
   await new Promise((resolve) => proc.on('exit', resolve));
-  const dir = path.dirname(path.resolve(out));
-  const prefix = `${path.basename(out)}.${proc.pid}.`;
-  for (const f of readdirSync(dir).filter((f) => f.startsWith(prefix)).sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))) {
-    const text = readFileSync(path.join(dir, f), 'utf8');
-    const trigger = /^desc: Trigger: (.*)$/m.exec(text)?.[1] ?? '';
-    const ir = Number(/^summary: (\d+)/m.exec(text)?.[1]);
+  for (const { file: f, trigger, instructions: ir } of callgrindDumps(out, proc.pid)) {
     if (/match|miss/.test(trigger)) console.log(`${f}\t${trigger}\t${ir}\t${(ir / Number(size) / 1000).toFixed(2)} k instructions per decision`);
   }
 }
