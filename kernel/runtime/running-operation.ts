@@ -1,6 +1,6 @@
 import type { AgentDefinition } from '../agent-definition.js';
-import type { AgentHook } from '../hooks/hook-types.js';
-import type { ToolRunContext } from '../hooks/tool-call-context.js';
+import type { AgentHook, ToolCallHookContext } from '../hooks/hook-types.js';
+import { buildToolCallHookContext, type ToolRunContext } from '../hooks/tool-call-context.js';
 import type { ToolCall } from '../messages.js';
 import type { MessageRecord, OperationRecord } from '../store.js';
 
@@ -49,4 +49,15 @@ export function locateToolCall(messages: readonly MessageRecord[], toolCallId: s
     if (index >= 0) return { message, call: message.toolCalls![index]!, index };
   }
   return undefined;
+}
+
+/**
+ * The tool context the stages of one call share. Its `args` are the call's
+ * deep-frozen arguments; every handler gets its own event object built from
+ * it, and what runs and is stored comes from the call, never from an event,
+ * so a handler that swaps `event.args` changes only its own view.
+ */
+export function toolCallContext(op: RunningOperation, call: ToolCall, stepIndex: number, toolSource: string | undefined): ToolCallHookContext {
+  const located = locateToolCall(op.messages, call.id);
+  return buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource });
 }
