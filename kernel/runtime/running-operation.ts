@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '../agent-definition.js';
 import type { AgentHook, ToolCallHookContext } from '../hooks/hook-types.js';
 import { buildToolCallHookContext, type ToolRunContext } from '../hooks/tool-call-context.js';
-import type { ToolCall } from '../messages.js';
+import type { Message, ToolCall } from '../messages.js';
 import type { MessageRecord, OperationRecord } from '../store.js';
 
 /** An operation loaded in this process: its persisted record plus what only lives in memory. */
@@ -14,6 +14,12 @@ export interface RunningOperation {
   /** Snapshots of the caller's hooks (sub-agents inherit them); empty when loaded from the store. */
   hooks: readonly AgentHook[];
   run: ToolRunContext;
+  /**
+   * What the model sees (model-turn.ts promptMessages): built from `messages` (`source`, the array it was built
+   * from; `seen`, how many of its messages it holds) and the instructions, appended to turn by turn.
+   * Undefined or stale: rebuilt at the next turn.
+   */
+  prompt?: { source: readonly MessageRecord[]; instructions: string | undefined; messages: Message[]; seen: number };
   /** The loop running in this process, if any. */
   loop?: Promise<void>;
   loopActive?: boolean;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
-import { ZERO_USAGE, estimateTokens } from '../messages.js';
+import { ZERO_USAGE } from '../messages.js';
+import { conversationTokens } from './conversation-tokens.js';
 import { callModel, usageOf } from './model-turn.js';
 import { compactableCount } from './next-step.js';
 import { baseEvent, dispatchHook } from './operation-dispatch.js';
@@ -20,7 +21,7 @@ export const compactionStep: StepExecutor = async ({ deps }, op, draft) => {
   const keep = op.agent.compaction?.keepRecent ?? 4;
   const cut = compactableCount(op.messages, keep);
   const older = op.messages.slice(0, cut);
-  const tokenCount = estimateTokens(op.messages);
+  const tokenCount = conversationTokens(op.messages);
   const base = { ...baseEvent(op), stepIndex: draft.stepIndex };
   await dispatchHook(deps, op, 'beforeCompact', { ...base, messageCount: op.messages.length, tokenCount });
   try {

@@ -3,6 +3,7 @@ import type { ToolCallHookContext } from '../hooks/hook-types.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import { TERMINAL_STATUSES } from '../store.js';
 import { SUBAGENT_IDENTIFIER } from './call-facts.js';
+import { recountConversation } from './conversation-tokens.js';
 import { copyState } from './copy-state.js';
 import { locateToolCall, toolCallContext, type RunningOperation } from './running-operation.js';
 import type { RuntimeDeps } from './runtime-deps.js';
@@ -86,6 +87,9 @@ export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, t
   if (placeholder) {
     placeholder.content = result.content;
     placeholder.toolResult = result;
+    // The prompt and the token count hold the empty placeholder: rebuilt at the next turn.
+    op.prompt = undefined;
+    recountConversation(op.messages);
   }
   deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId, identifier: call.identifier, apiName: call.apiName, result, mocked: false, durationMs: 0 });
   await deps.dispatcher.dispatch(op.record.id, 'afterToolCall', { ...context, result, mocked: false });
