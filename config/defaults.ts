@@ -69,7 +69,7 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
       hotReload: parsed.policies?.hotReload ?? false,
     },
     hooks: { handlerTimeoutMs: parsed.hooks?.handlerTimeoutMs ?? 30_000 },
-    runtime: { leaseMs: parsed.runtime?.leaseMs ?? 30_000 },
+    runtime: { leaseMs: parsed.runtime?.leaseMs ?? 30_000, takeOver: parsed.runtime?.takeOver ?? 'off' },
     plugins: { settings: parsed.plugins?.settings ?? {}, extra: parsed.plugins?.extra ?? [] },
   };
 }

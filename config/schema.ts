@@ -28,6 +28,9 @@ export function integerInRange(min: number, max: number, unit: string) {
   );
 }
 
+/** `runtime.takeOver`: who continues an abandoned operation. */
+export const TAKE_OVER_MODES = ['off', 'start', 'watch'] as const;
+
 /** The documented ranges of every numeric key (README, Configuration). */
 export const NUMERIC_RANGES = {
   'models.openai.timeoutSeconds': { min: 1, max: 3600, none: 0 },
@@ -164,6 +167,12 @@ export const ConfigSchema = v.strictObject({
        * renews it every third of this; when that process dies, another one can take the operation over once it expires.
        */
       leaseMs: v.optional(integerInRange(NUMERIC_RANGES['runtime.leaseMs'].min, NUMERIC_RANGES['runtime.leaseMs'].max, 'milliseconds')),
+      /**
+       * Whether this process takes over operations left `running` by a process that died or stopped (their lease
+       * expired or was released): `off` (only `hookgate resume` does), `start` (once, when the kernel starts) or
+       * `watch` (at start and then every leaseMs). Default `off`: a one-shot command never runs someone else's tools.
+       */
+      takeOver: v.optional(v.picklist(TAKE_OVER_MODES, `expected one of ${TAKE_OVER_MODES.join(', ')}`)),
     }),
   ),
   plugins: v.optional(

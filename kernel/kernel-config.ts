@@ -16,8 +16,12 @@ export interface KernelConfig {
   log: { level: LogLevel; format: 'json' | 'pretty' };
   /** `handlerTimeoutMs`: bound on one local hook handler call. */
   hooks: { handlerTimeoutMs: number };
-  /** `leaseMs`: how long an operation's lease lasts without renewal (renewed every third of it while the operation runs). */
-  runtime?: { leaseMs: number };
+  /**
+   * `leaseMs`: how long an operation's lease lasts without renewal (renewed every third of it while the operation runs).
+   * `takeOver`: whether the kernel continues operations whose process died or stopped: `off`, once at `start`, or
+   * `watch` (at start and every leaseMs after).
+   */
+  runtime?: { leaseMs: number; takeOver?: 'off' | 'start' | 'watch' };
   /** Webhook URL bases and signing (kernel/hooks/webhook); transports read their own sections. */
   webhooks: { publicBaseUrl?: string; internalBaseUrl?: string; signing: { secretEnv?: string } };
   /**

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { HookgateError } from './errors.js';
+import { HookgateError, errorMessage } from './errors.js';
 import type { KernelConfig } from './kernel-config.js';
 import type { Operations as OperationsContract } from './operations.js';
 import { HookDispatcher, type WebhookSupport } from './hooks/hook-dispatcher.js';
@@ -12,7 +12,7 @@ import { AgentSourceRegistry } from './runtime/agent-source-registry.js';
 import { StaticAgentSource } from './runtime/agent-source-static.js';
 import type { ToolEntry } from './runtime/call-facts.js';
 import { AgentRuntime, type ExecAgentOptions } from './runtime/agent-runtime.js';
-import { InProcessDriver } from './runtime/in-process-driver.js';
+import { DEFAULT_LEASE_MS, InProcessDriver } from './runtime/in-process-driver.js';
 import { OperationEvents, type OperationEvent } from './runtime/operation-events.js';
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
@@ -176,6 +176,16 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     } catch (err) {
       await this.stop().catch(() => undefined);
       throw err;
+    }
+    // After every plugin's `ready`, so the agent sources and tools a taken-over operation needs are there. The first
+    // scan is awaited (it claims and launches; the runs go on in the background): once `start` resolves, a taken-over
+    // operation is this process's, and waiting for it waits for its end.
+    const takeOver = this.config.runtime?.takeOver ?? 'off';
+    if (takeOver !== 'off') {
+      const leaseMs = this.config.runtime?.leaseMs ?? DEFAULT_LEASE_MS;
+      await this.runtime.startTakeOver(takeOver === 'watch' ? leaseMs : undefined).catch((err: unknown) =>
+        this.logger.warn('the takeover scan failed', { error: errorMessage(err) }),
+      );
     }
   }
 

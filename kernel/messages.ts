@@ -75,9 +75,11 @@ export interface Message {
 /** A rough, provider-independent token estimate: about four characters a token. */
 export function estimateTokens(messages: readonly Message[]): number {
   let chars = 0;
-  for (const m of messages) {
-    chars += m.content.length + 4;
-    if (m.toolCalls) chars += JSON.stringify(m.toolCalls).length;
-  }
+  for (const m of messages) chars += estimatedChars(m);
   return Math.ceil(chars / 4);
+}
+
+/** What one message adds to `estimateTokens`, in characters (four to a token). */
+export function estimatedChars(m: Message): number {
+  return m.content.length + 4 + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
 }

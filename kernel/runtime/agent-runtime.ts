@@ -1,86 +1,63 @@
 import { nowIso } from '../clock.js';
 import { timeOrderedId } from '../time-ordered-id.js';
 import { copyRecord, copyState } from './copy-state.js';
-import { randomUUID } from 'node:crypto';
 import { deepFreeze, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
-import type { AgentHook, AgentHookEvent, HookEventMap, HookType, PendingTool, StepKind, TerminalReason, ToolCallHookContext } from '../hooks/hook-types.js';
-import { ZERO_USAGE, addUsage, estimateTokens, type ToolResult, type Usage } from '../messages.js';
-import { TERMINAL_STATUSES, type MessageRecord, type NewMessage, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
-import { activeMessages, locateToolCall, type RunningOperation } from './running-operation.js';
-import { awaitsApproval, callAllowed, compactableCount, decideNextStep, SUBAGENT_IDENTIFIER, type NextStep } from './next-step.js';
-import { callModel, promptMessages, usageOf } from './model-turn.js';
-import { controlResult, runToolCall, toolCallContext } from './tool-call-step.js';
-import { admitToolCalls, gateToolCall, pendingTool, readmitLegacyState, toolEntryFor } from './tool-call-gate.js';
+import type { AgentHook, HookEventMap, StepKind, TerminalReason } from '../hooks/hook-types.js';
+import { ZERO_USAGE, addUsage, type ToolResult } from '../messages.js';
+import { TERMINAL_STATUSES, type MessageRecord, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
+import { activeMessages, type RunningOperation } from './running-operation.js';
+import { decideNextStep, type NextStep } from './next-step.js';
+import { readmitLegacyState } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { agentAtStart, agentSourceOf, readStepAgent } from './agent-source-step.js';
 import type { OperationDriver } from './operation-driver.js';
 import { InProcessDriver } from './in-process-driver.js';
+import { PARENT_TOOL_CALL_KEY, type ExecAgentOptions, type HumanDecision } from './exec-agent-options.js';
+import { baseEvent, dispatchHook } from './operation-dispatch.js';
+import { acquireTurn, inTurn, releaseTurn } from './operation-turn.js';
+import { isSettled, OperationWaiters } from './operation-waiters.js';
+import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
+import { threadContinuation } from './thread-continuation.js';
+import { publishDeferred } from './tool-result-publication.js';
+import type { StepDraft, StepServices } from './step-executor.js';
+import { STEP_EXECUTORS } from './step-executors.js';
 
-/** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
-export interface ExecAgentOptions {
-  /** A defined agent's id, or pass `agent` inline; with `agentSource`, the agent that source resolves. */
-  agentId?: string;
-  agent?: AgentDefinition;
-  /**
-   * The agent source to read the agent from before every step (an
-   * `AgentSources` plugin's or `kernel.agentSources.add`'s id); default
-   * `static`: agent files, `kernel.agents.define` and inline agents.
-   */
-  agentSource?: string;
-  prompt: string;
-  hooks?: readonly AgentHook[];
-  /** runtime.userId: wins over origin.userId. */
-  userId?: string;
-  origin?: { userId?: string };
-  parentOperationId?: string;
-  /**
-   * Continue this thread: the model sees the thread's whole history (earlier
-   * operations' messages, compaction summaries in place of what they replaced)
-   * before the new prompt. The thread must exist (THREAD_NOT_FOUND), belong to
-   * the same agent (THREAD_AGENT_MISMATCH) and have no unfinished operation
-   * (THREAD_BUSY). Without it the operation gets a new thread of its own.
-   */
-  threadId?: string;
-  /** Associations copied into tool contexts: topicId, sessionId, threadId, groupId, taskId, workspaceId, documentId. */
-  context?: Record<string, string>;
-}
-
-/** A human's decision on a parked operation. */
-export type HumanDecision =
-  | { action: 'approve'; toolCallId?: string }
-  | { action: 'reject'; toolCallId?: string; reason?: string }
-  | { action: 'reject_continue'; toolCallId?: string; reason?: string };
-
-type Waiter = { until: 'settled' | 'terminal'; resolve: (r: OperationRecord) => void; reject: (e: unknown) => void };
+export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
+export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
 
 const TERMINAL = TERMINAL_STATUSES;
 
-/** Where a sub-agent operation keeps the parent's tool call id (in its stored context). */
-export const PARENT_TOOL_CALL_KEY = 'hookgate.parentToolCallId';
-
 /**
- * The step loop. An operation is a sequence of steps, each a transition over
- * persisted state: decide the next step from the state, dispatch beforeStep,
- * run it, commit its writes in one transaction, dispatch afterStep. The loop
- * parks when a human must decide and finishes with a terminal reason.
+ * The orchestrator of the step loop. An operation is a sequence of steps,
+ * each a transition over persisted state: decide the next step from the
+ * state (next-step.ts), dispatch beforeStep, let the step kind's executor
+ * (step-executors.ts) draft one commit, commit it with compare-and-swap on
+ * the state version, run the step's effects, dispatch afterStep. The loop
+ * runs only while this process holds the operation's lease (the driver); it
+ * parks when a human or a deferred result must come, and finishes with a
+ * terminal reason. Decisions, deferred completions and aborts are the other
+ * writers, each one commit under the operation's turn.
  */
 export class AgentRuntime {
   private readonly running = new Map<string, RunningOperation>();
-  private readonly waiters = new Map<string, Waiter[]>();
   private readonly loading = new Map<string, Promise<RunningOperation>>();
-  /** Operations whose waiters are resolved from the store (see watchStore). */
-  private readonly watching = new Set<string>();
-  /** How often a waiter on an operation another process runs reads the store. */
-  private readonly waitPollMs = 100;
+  private readonly waiters: OperationWaiters;
+  private readonly services: StepServices;
   /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
   private stopping = false;
+  /** The takeover watch (`runtime.takeOver: watch`). */
+  private takeOverTimer: NodeJS.Timeout | undefined;
+  /** Operations a takeover could not load here (an agent source this process lacks): warned about once. */
+  private readonly notTakenOver = new Set<string>();
 
   /** Who runs what: an operation's loop runs only while this process holds its lease (see OperationDriver). */
   readonly driver: OperationDriver;
 
   constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
     this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
+    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => this.running.has(id));
+    this.services = { deps, startOperation: (options) => this.start(options) };
   }
 
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
@@ -91,7 +68,7 @@ export class AgentRuntime {
     // The definition stored with the operation (validated; asked of its agent source unless static) and its context.
     const { agent, context } = await agentAtStart(this.deps, options, operationId);
     const userId = options.userId ?? options.origin?.userId;
-    const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await this.threadCounters(options.threadId, agent.id);
+    const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await threadContinuation(this.deps.store, options.threadId, agent.id);
     // Validate hooks before anything is stored.
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
     const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };
@@ -127,30 +104,6 @@ export class AgentRuntime {
     return operationId;
   }
 
-  /**
-   * Checks that `threadId` can take a new operation of `agentId` and returns
-   * the turn counters its previous operation ended with: a continued thread
-   * counts model turns and compactions on, so a scripted model plays one
-   * script across the thread. The store checks "no unfinished operation"
-   * again in the create transaction (two starts racing: one gets THREAD_BUSY).
-   */
-  private async threadCounters(threadId: string, agentId: string): Promise<{ modelTurns: number; compactions: number }> {
-    const thread = await this.deps.store.getThread(threadId);
-    if (!thread) throw new HookgateError('THREAD_NOT_FOUND', `no thread has id ${threadId}`, { details: { threadId } });
-    if (thread.agentId !== agentId) {
-      throw new HookgateError('THREAD_AGENT_MISMATCH', `thread ${threadId} belongs to agent "${thread.agentId}", not "${agentId}"; continue it with its own agent`, {
-        details: { threadId, threadAgentId: thread.agentId, agentId },
-      });
-    }
-    const previous = (await this.deps.store.listThreadOperations(threadId)).at(-1);
-    if (previous && !TERMINAL.has(previous.status)) {
-      throw new HookgateError('THREAD_BUSY', `thread ${threadId} has an unfinished operation (${previous.id} is ${previous.status}); finish, decide or abort it first`, {
-        details: { threadId, operationId: previous.id },
-      });
-    }
-    return { modelTurns: previous?.state.modelTurns ?? 0, compactions: previous?.state.compactions ?? 0 };
-  }
-
   /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
   async decide(operationId: string, decision: HumanDecision): Promise<void> {
     const op = await this.claimed(operationId);
@@ -163,27 +116,20 @@ export class AgentRuntime {
 
   private async decideClaimed(op: RunningOperation, decision: HumanDecision): Promise<void> {
     const operationId = op.record.id;
-    const approval = op.record.state.approval;
-    if (op.record.status !== 'waiting_approval' || !approval || op.deciding) {
-      const orphaned = op.record.status === 'running' && !op.loopActive;
-      const what = op.deciding
-        ? 'already being decided'
-        : orphaned
-          ? `running, not waiting for approval (if the process running it is gone: hookgate resume ${operationId}, or hookgate abort ${operationId})`
-          : `${op.record.status}, not waiting for approval`;
-      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is ${what}`, { details: { operationId } });
-    }
-    const targets = decision.toolCallId ? approval.pendingTools.filter((t) => t.toolCallId === decision.toolCallId) : approval.pendingTools;
-    if (decision.toolCallId && targets.length === 0) {
-      throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} is not waiting for tool call ${decision.toolCallId}`, { details: { operationId } });
-    }
+    const { approval, targets } = decisionTargets(op, decision);
     // One decision at a time per operation in this process (a second concurrent one is refused above);
     // across processes the decision's commit is a compare-and-swap on the state version, so exactly one wins.
     op.deciding = true;
+    let commit: StepCommit | undefined;
     try {
-      await this.exclusive(op, () => this.applyDecision(op, decision, approval, targets));
+      // Drafted in the operation's turn, against the version the commit swaps on.
+      commit = await inTurn(op, async () => {
+        const drafted = decisionCommit(op, decision, approval, targets);
+        await this.commit(op, drafted);
+        return drafted;
+      });
     } catch (err) {
-      if (!(err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT')) throw err;
+      if (!isVersionConflict(err)) throw err;
       // Nothing was written: the other decision (or a run elsewhere) stands. Forget the stale copy.
       if (!op.loopActive) this.running.delete(operationId);
       throw new HookgateError('OPERATION_NOT_WAITING', `operation ${operationId} was decided or changed by another process first; this decision changed nothing`, {
@@ -193,70 +139,22 @@ export class AgentRuntime {
     } finally {
       op.deciding = false;
     }
-  }
-
-  private async applyDecision(
-    op: RunningOperation,
-    decision: HumanDecision,
-    approval: NonNullable<OperationState['approval']>,
-    targets: PendingTool[],
-  ): Promise<void> {
-    const state = copyState(op.record.state);
-    const remaining = approval.pendingTools.filter((t) => !targets.includes(t));
-    // A decision on one call leaves the others waiting; `reject` halts the whole run.
-    state.approval = remaining.length > 0 && decision.action !== 'reject' ? { ...approval, pendingTools: remaining } : undefined;
-    const base = this.baseEvent(op);
-    const messages: NewMessage[] = [];
-
-    if (decision.action === 'approve') {
-      state.approvedToolCallIds = [...new Set([...state.approvedToolCallIds, ...targets.map((t) => t.toolCallId)])];
-    } else {
-      const reason = decision.reason ?? '';
-      // Every rejected call gets a result, so the conversation stays consistent.
-      const rejected = decision.action === 'reject' ? state.pendingToolCalls : state.pendingToolCalls.filter((c) => targets.some((t) => t.toolCallId === c.id));
-      for (const call of rejected) {
-        messages.push({
-          role: 'tool',
-          toolCallId: call.id,
-          content: reason ? `The user rejected this tool call: ${reason}` : 'The user rejected this tool call.',
-          toolResult: { content: reason ? `The user rejected this tool call: ${reason}` : 'The user rejected this tool call.', success: false, error: 'human_rejected', state: { type: 'rejected', reason } },
-        });
-      }
-      state.pendingToolCalls = state.pendingToolCalls.filter((c) => !rejected.includes(c));
-    }
-    const status = state.approval ? 'waiting_approval' : 'running';
-    await this.commit(op, { state, status, messages, expectedVersion: op.record.version });
     try {
-      await this.dispatch(op, 'afterHumanIntervention', {
-        ...base,
-        action: decision.action === 'reject_continue' ? 'rejectAndContinue' : decision.action,
-        ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
-        ...(decision.action !== 'approve' && decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
-      });
-      if (decision.action === 'reject') {
-        await this.dispatch(op, 'onStopByHumanIntervention', {
-          ...base,
-          ...(decision.toolCallId ? { toolCallId: decision.toolCallId } : {}),
-          ...(decision.reason !== undefined ? { rejectionReason: decision.reason } : {}),
-        });
-      }
+      await announceDecision(this.deps, op, decision);
     } catch (err) {
       // Persisted hooks that cannot be restored (or a critical delivery failure) fail the
       // operation, as they do inside the step loop: it never goes on without its policy.
       await this.fail(op, err);
       return;
     }
-    if (decision.action === 'reject') {
-      await this.finish(op, 'interrupted');
-      return;
-    }
-    if (status === 'running') this.launch(op);
-    else this.notify(op);
+    if (decision.action === 'reject') await this.finish(op, 'interrupted');
+    else if (commit.status === 'running') this.launch(op);
+    else this.waiters.notify(op.record);
   }
 
   /**
    * Aborts a running or parked operation and the sub-agent operations it
-   * started in this process; each ends with reason `interrupted`.
+   * started; each ends with reason `interrupted`.
    */
   async abort(operationId: string): Promise<void> {
     const op = await this.get(operationId);
@@ -277,16 +175,12 @@ export class AgentRuntime {
     const record = live?.record ?? (await this.deps.store.getOperation(operationId));
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
     // A parent waiting for deferred results is woken by its children's completion (here, or once they are loaded here).
-    if (this.isSettled(record, until)) return copyRecord(record);
+    if (isSettled(record, until)) return copyRecord(record);
     // Not run here: wait on the store while another process holds its lease; otherwise nobody runs it (as it is).
     const elsewhere = !live && (await this.runElsewhere(operationId));
     if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
-    const settled = new Promise<OperationRecord>((resolve, reject) => {
-      const list = this.waiters.get(operationId) ?? [];
-      list.push({ until, resolve, reject });
-      this.waiters.set(operationId, list);
-    });
-    if (elsewhere) this.watchStore(operationId);
+    const settled = this.waiters.add(operationId, until);
+    if (elsewhere) this.waiters.watch(operationId);
     return settled;
   }
 
@@ -295,6 +189,45 @@ export class AgentRuntime {
     const op = await this.claimed(operationId, options);
     if (op.record.status === 'running' && !op.loopActive) this.launch(op);
     else if (!op.loopActive) await this.driver.release(operationId);
+  }
+
+  /**
+   * Takes over the operations left `running` whose lease expired or was
+   * released (their process died or stopped): each is claimed, never forced,
+   * and continued from its last committed step. One that another live
+   * process renews is left to it, and so is one a faster process claims
+   * first; parked operations wait for their decision or result. Resolves the
+   * ids this process took over.
+   */
+  async takeOverAbandoned(): Promise<string[]> {
+    const taken: string[] = [];
+    for (const record of await this.deps.store.listOperations({ status: 'running' })) {
+      if (this.stopping) break;
+      if (this.running.get(record.id)?.loopActive) continue;
+      const lease = await this.deps.store.getLease(record.id);
+      if (lease !== undefined && lease.expiresAt > Date.now()) continue;
+      try {
+        await this.resume(record.id);
+        taken.push(record.id);
+        this.deps.logger.info('took over an abandoned operation', { operationId: record.id, ...(lease ? { previousOwner: lease.owner } : {}) });
+      } catch (err) {
+        if (isLeased(err) || this.notTakenOver.has(record.id)) continue;
+        this.notTakenOver.add(record.id);
+        this.deps.logger.warn('could not take over an abandoned operation', { operationId: record.id, error: errorMessage(err) });
+      }
+    }
+    return taken;
+  }
+
+  /** Runs `takeOverAbandoned` now and, with `everyMs`, again every `everyMs` (a timer that keeps no process alive) until shutdown. */
+  startTakeOver(everyMs?: number): Promise<string[]> {
+    if (everyMs !== undefined && !this.takeOverTimer) {
+      this.takeOverTimer = setInterval(() => {
+        this.takeOverAbandoned().catch((err: unknown) => this.deps.logger.warn('the takeover scan failed', { error: errorMessage(err) }));
+      }, everyMs);
+      this.takeOverTimer.unref();
+    }
+    return this.takeOverAbandoned();
   }
 
   /**
@@ -319,6 +252,7 @@ export class AgentRuntime {
    */
   async shutdown(): Promise<void> {
     this.stopping = true;
+    if (this.takeOverTimer) clearInterval(this.takeOverTimer);
     const loops = [...this.running.values()].map((op) => {
       op.abort.abort();
       return op.loop;
@@ -326,10 +260,7 @@ export class AgentRuntime {
     await Promise.allSettled(loops);
     // Released, not left to expire: another process can take a `running` operation over at once.
     await this.driver.shutdown();
-    for (const [operationId, list] of this.waiters) {
-      for (const w of list) w.reject(new HookgateError('KERNEL_STOPPED', `the kernel was stopped while waiting for operation ${operationId}`, { details: { operationId } }));
-    }
-    this.waiters.clear();
+    this.waiters.rejectAll();
     this.running.clear();
   }
 
@@ -337,10 +268,6 @@ export class AgentRuntime {
   private async runElsewhere(operationId: string): Promise<boolean> {
     const lease = await this.deps.store.getLease(operationId);
     return lease !== undefined && lease.owner !== this.driver.owner && lease.expiresAt > Date.now();
-  }
-
-  private isSettled(record: OperationRecord, until: 'settled' | 'terminal'): boolean {
-    return TERMINAL.has(record.status) || (until === 'settled' && (record.status === 'waiting_approval' || record.status === 'waiting_tool'));
   }
 
   private track(record: OperationRecord, agent: AgentDefinition, messages: MessageRecord[], hooks: readonly AgentHook[], options: Partial<ExecAgentOptions>): RunningOperation {
@@ -406,21 +333,6 @@ export class AgentRuntime {
       });
   }
 
-  /**
-   * Runs `fn` while no other change to the operation runs in this process:
-   * a step of its loop, a deferred completion, a human decision. Each reads
-   * the state the previous one committed, so none overwrites another's.
-   */
-  private async exclusive<T>(op: RunningOperation, fn: () => Promise<T>): Promise<T> {
-    const turn = acquireTurn(op);
-    if (turn) await turn;
-    try {
-      return await fn();
-    } finally {
-      releaseTurn(op);
-    }
-  }
-
   private async loop(op: RunningOperation): Promise<void> {
     const operationId = op.record.id;
     if (!this.driver.holds(operationId)) {
@@ -432,8 +344,7 @@ export class AgentRuntime {
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
-      // Each step takes the operation's turn (as `exclusive` does, inline: no closure and no extra
-      // async frame per step on the hot path).
+      // Each step takes the operation's turn inline (no closure and no extra async frame per step on the hot path).
       const turn = acquireTurn(op);
       if (turn) await turn;
       let next: NextStep;
@@ -448,11 +359,12 @@ export class AgentRuntime {
       } finally {
         releaseTurn(op);
       }
-      if (next.kind === 'park') return this.notify(op);
+      if (next.kind === 'park') return this.waiters.notify(op.record);
       if (next.kind === 'finish') return this.finish(op, next.reason);
     }
   }
 
+  /** One step: beforeStep, the kind's executor drafts the commit, the commit, its effects, afterStep. */
   private async runStep(op: RunningOperation, kind: StepKind): Promise<void> {
     const stepIndex = op.record.state.stepIndex;
     const operationId = op.record.id;
@@ -460,78 +372,24 @@ export class AgentRuntime {
     const startedAt = nowIso();
     this.deps.events.emit({ type: 'step_started', operationId, stepIndex, kind });
     if (this.deps.dispatcher.mightHandle(operationId, 'beforeStep', 'notification')) {
-      const event = this.baseEvent(op) as HookEventMap['beforeStep'];
+      const event = baseEvent(op) as HookEventMap['beforeStep'];
       event.stepType = kind;
-      await this.dispatch(op, 'beforeStep', event);
+      await dispatchHook(this.deps, op, 'beforeStep', event);
     }
 
     const state = copyState(op.record.state);
     state.stepIndex = stepIndex + 1;
-    let usage: Usage = { ...ZERO_USAGE };
-    const commit: StepCommit = { state, messages: [] };
-    const after: Partial<HookEventMap['afterStep']> = {};
-    let notify: (() => Promise<void>) | undefined;
+    const draft: StepDraft = { kind, stepIndex, state, commit: { state, messages: [] }, after: {}, usage: ZERO_USAGE };
+    if ((await STEP_EXECUTORS[kind](this.services, op, draft)) === 'cancelled') return;
 
-    switch (kind) {
-      case 'call_llm': {
-        const response = await callModel(this.deps, op, 'turn', promptMessages(op), state.modelTurns);
-        usage = usageOf(op, response);
-        // From here on a call is known by the identity minted for it, never by the model's id.
-        const toolCalls = admitToolCalls(this.deps, op.agent, response.toolCalls);
-        state.modelTurns += 1;
-        state.pendingToolCalls = toolCalls;
-        state.lastText = response.text || state.lastText;
-        commit.messages!.push({ role: 'assistant', content: response.text, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
-        after.content = response.text;
-        // Observers see only calls the allow-list lets through: a refused call reaches no hook (the gate's first stage).
-        after.toolCalls = toolCalls.filter((c) => callAllowed(op.agent, c) && (c.identifier === SUBAGENT_IDENTIFIER || toolEntryFor(this.deps, op.agent, c) !== undefined));
-        this.deps.events.emit({ type: 'assistant_message', operationId, stepIndex, text: response.text, toolCalls });
-        break;
-      }
-      case 'call_tool': {
-        const call = state.pendingToolCalls[0]!;
-        const outcome = await runToolCall(this.deps, op, call, stepIndex);
-        if (outcome.kind === 'cancelled') return;
-        if (outcome.kind === 'needs_approval') {
-          await this.requestApproval(op, state, stepIndex, [outcome.pending], commit);
-          break;
-        }
-        if (outcome.kind === 'deferred') {
-          this.deferCall(state, commit, call.id);
-          break;
-        }
-        state.pendingToolCalls = state.pendingToolCalls.slice(1);
-        commit.messages!.push({ role: 'tool', toolCallId: call.id, content: outcome.result.content, toolResult: outcome.result });
-        if (outcome.observed) after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result: outcome.result }];
-        notify = outcome.notify;
-        break;
-      }
-      case 'request_human_approve': {
-        // Every pending call the gate would park at its approval stage, sub-agent calls included.
-        const pendingTools = state.pendingToolCalls.filter((c) => awaitsApproval(op.agent, state, c)).map((c) => pendingTool(c, 'This tool needs approval.'));
-        await this.requestApproval(op, state, stepIndex, pendingTools, commit);
-        break;
-      }
-      case 'compress_context': {
-        ({ usage, notify } = await this.compact(op, state, stepIndex, commit));
-        break;
-      }
-      case 'call_agent': {
-        const out = await this.callAgent(op, state, stepIndex, commit);
-        if (out === 'cancelled') return;
-        notify = out.notify;
-        after.toolResults = out.toolResults;
-        break;
-      }
-    }
-
+    const { usage, after, commit } = draft;
     state.usage = addUsage(state.usage, usage);
     commit.step = { operationId, stepIndex, kind, startedAt, finishedAt: nowIso(), usage, summary: summarize(after) };
     await this.commit(op, commit);
-    if (notify) await notify();
+    if (draft.effects) await draft.effects();
     if (this.deps.dispatcher.mightHandle(operationId, 'afterStep', 'notification')) {
       // Built field by field: spreading the varying `after` shape was the costliest line of a step.
-      const event = this.baseEvent(op) as HookEventMap['afterStep'];
+      const event = baseEvent(op) as HookEventMap['afterStep'];
       event.stepIndex = stepIndex;
       event.stepType = kind;
       if (after.content !== undefined) event.content = after.content;
@@ -539,152 +397,14 @@ export class AgentRuntime {
       if (after.toolResults !== undefined) event.toolResults = after.toolResults;
       event.usage = usage;
       event.totalUsage = state.usage;
-      await this.dispatch(op, 'afterStep', event);
+      await dispatchHook(this.deps, op, 'afterStep', event);
     }
     this.deps.events.emit({ type: 'step_finished', operationId, stepIndex, kind, usage, durationMs: Math.round(performance.now() - started) });
   }
 
-  private async requestApproval(op: RunningOperation, state: OperationState, stepIndex: number, pendingTools: PendingTool[], commit: StepCommit): Promise<void> {
-    state.approval = { pendingTools, requestedAt: nowIso() };
-    commit.status = 'waiting_approval';
-    this.deps.events.emit({ type: 'approval_requested', operationId: op.record.id, stepIndex, pendingTools });
-    await this.dispatch(op, 'beforeHumanIntervention', { ...this.baseEvent(op), stepIndex, pendingTools });
-  }
-
-  /** Replaces older messages with a model-written summary; on failure the run goes on uncompressed. */
-  private async compact(op: RunningOperation, state: OperationState, stepIndex: number, commit: StepCommit): Promise<{ usage: Usage; notify?: () => Promise<void> }> {
-    const keep = op.agent.compaction?.keepRecent ?? 4;
-    const cut = compactableCount(op.messages, keep);
-    const older = op.messages.slice(0, cut);
-    const tokenCount = estimateTokens(op.messages);
-    const base = { ...this.baseEvent(op), stepIndex };
-    await this.dispatch(op, 'beforeCompact', { ...base, messageCount: op.messages.length, tokenCount });
-    try {
-      const transcript = older.map((m) => `${m.role}: ${m.content}${m.toolCalls ? ` [tool calls: ${m.toolCalls.map((c) => `${c.identifier}/${c.apiName}`).join(', ')}]` : ''}`).join('\n');
-      const response = await callModel(
-        this.deps,
-        op,
-        'summarize',
-        [
-          { role: 'system', content: 'Summarize the conversation so far for your own later use. Keep facts, decisions, file names and open tasks. Be brief.' },
-          { role: 'user', content: transcript },
-        ],
-        state.compactions,
-      );
-      const summaryId = `msg_${randomUUID()}`;
-      const summary = response.text;
-      state.compactions += 1;
-      state.compactRetryAboveTokens = undefined;
-      commit.messages!.push({ id: summaryId, role: 'summary', content: summary });
-      commit.compact = { messageIds: older.map((m) => m.id), summaryId };
-      const messagesBefore = op.messages.length;
-      const messagesAfter = messagesBefore - older.length + 1;
-      this.deps.events.emit({ type: 'compacted', operationId: op.record.id, stepIndex, messagesBefore, messagesAfter });
-      return {
-        usage: usageOf(op, response),
-        notify: () => this.dispatch(op, 'afterCompact', { ...base, groupId: summaryId, messagesBefore, messagesAfter, summary }),
-      };
-    } catch (err) {
-      if (op.abort.signal.aborted) throw err;
-      state.compactRetryAboveTokens = tokenCount + Math.ceil((op.agent.compaction?.thresholdTokens ?? 0) / 2);
-      await this.dispatch(op, 'onCompactError', { ...base, error: errorMessage(err), tokenCount });
-      return { usage: { ...ZERO_USAGE } };
-    }
-  }
-
-  /**
-   * Starts the sub-agent as its own operation and leaves an empty placeholder
-   * for its answer: the parent parks (`waiting_tool`) and the child's
-   * completion publishes into the placeholder through the same result control
-   * as any tool result (see bridgeToParent). Survives restarts: the link is in
-   * the child's stored context.
-   */
-  private async callAgent(
-    op: RunningOperation,
-    state: OperationState,
-    stepIndex: number,
-    commit: StepCommit,
-  ): Promise<'cancelled' | { notify?: () => Promise<void>; toolResults?: HookEventMap['afterStep']['toolResults'] }> {
-    const call = state.pendingToolCalls[0]!;
-    const subAgentId = call.apiName;
-    const context = toolCallContext(op, call, stepIndex, 'agent');
-    // A sub-agent call is a tool call: the same gate, in the same order, before anything starts.
-    const verdict = await gateToolCall(this.deps, op, call, context, undefined);
-    if (verdict.kind === 'cancelled') return 'cancelled';
-    if (verdict.kind === 'needs_approval') {
-      await this.requestApproval(op, state, stepIndex, [verdict.pending], commit);
-      return {};
-    }
-    if (verdict.kind === 'denied') return this.answerCall(op, state, commit, context, verdict.result, false, verdict.observed);
-    if (verdict.kind === 'mocked') return this.answerCall(op, state, commit, context, verdict.result, true, true);
-
-    const instruction = call.args.instruction as string;
-    const base = { ...this.baseEvent(op), stepIndex, agentId: subAgentId, callerAgentId: op.agent.id };
-    await this.dispatch(op, 'beforeCallAgent', { ...base, instruction });
-    let failure: unknown;
-    try {
-      const subOperationId = await this.start({
-        agentId: subAgentId,
-        prompt: instruction,
-        hooks: op.fromStore ? ((await this.deps.store.loadHooks(op.record.id)) as AgentHook[]) : op.hooks,
-        userId: op.record.userId,
-        parentOperationId: op.record.id,
-        context: { ...op.record.context, [PARENT_TOOL_CALL_KEY]: call.id },
-      });
-      await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId, success: true, threadId: `thread_${subOperationId}` });
-      this.deferCall(state, commit, call.id);
-      return {};
-    } catch (err) {
-      if (op.abort.signal.aborted) return 'cancelled';
-      failure = err;
-    }
-    // The sub-agent could not even start: answer now, through the same result control.
-    await this.dispatch(op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
-    await this.dispatch(op, 'onCallAgentError', { ...base, error: errorMessage(failure) });
-    return this.answerCall(op, state, commit, context, { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' }, false, true, true);
-  }
-
-  /**
-   * Answers the first pending call within this step: result control first
-   * (unless the gate refused the call before it ran: a denial runs nothing),
-   * then the tool message, then, after the commit, afterToolCall observers
-   * (not for calls refused before any hook saw them).
-   */
-  private async answerCall(
-    op: RunningOperation,
-    state: OperationState,
-    commit: StepCommit,
-    context: ToolCallHookContext,
-    raw: ToolResult,
-    mocked: boolean,
-    observed: boolean,
-    control = mocked,
-  ): Promise<'cancelled' | { notify?: () => Promise<void>; toolResults?: HookEventMap['afterStep']['toolResults'] }> {
-    const result = control ? await controlResult(this.deps, op, context, raw, mocked) : raw;
-    if (result === 'cancelled') return 'cancelled';
-    const call = state.pendingToolCalls[0]!;
-    state.pendingToolCalls = state.pendingToolCalls.slice(1);
-    commit.messages!.push({ role: 'tool', toolCallId: call.id, content: result.content, toolResult: result });
-    this.deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result, mocked, durationMs: 0 });
-    return {
-      notify: async () => {
-        if (observed && !op.abort.signal.aborted) await this.dispatch(op, 'afterToolCall', { ...context, result, mocked });
-      },
-      ...(observed ? { toolResults: [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }] } : {}),
-    };
-  }
-
-  /** Writes the empty placeholder of a deferred call; the operation parks once nothing else can run. */
-  private deferCall(state: OperationState, commit: StepCommit, toolCallId: string): void {
-    state.pendingToolCalls = state.pendingToolCalls.slice(1);
-    state.deferredToolCallIds = [...(state.deferredToolCallIds ?? []), toolCallId];
-    commit.messages!.push({ role: 'tool', toolCallId, content: '' });
-    if (state.pendingToolCalls.length === 0 && !state.approval) commit.status = 'waiting_tool';
-  }
-
   /**
    * Publishes a deferred tool result into its placeholder exactly once, after
-   * result control (policies, afterToolCall controls). A duplicate, late or
+   * result control (tool-result-publication.ts). A duplicate, late or
    * unknown completion changes nothing and resolves `{ published: false }`;
    * the first final result, a denial included, stays. Resumes the operation
    * when nothing else is outstanding. Works after a restart.
@@ -693,41 +413,21 @@ export class AgentRuntime {
     const op = await this.get(operationId);
     // Between steps and decisions, one at a time: a completion never overwrites a step's state, nor a step its result.
     try {
-      return await this.exclusive(op, () => this.publishDeferred(op, toolCallId, raw));
+      return await inTurn(op, () => this.publish(op, toolCallId, raw));
     } catch (err) {
       if (!isVersionConflict(err)) throw err;
       // This process's copy was out of date (another process committed meanwhile): drop it and publish once more
       // against the stored state. Publishing fills an empty placeholder at most once, so this cannot store it twice.
       this.dropStale(op, err);
       const fresh = await this.get(operationId);
-      return this.exclusive(fresh, () => this.publishDeferred(fresh, toolCallId, raw));
+      return inTurn(fresh, () => this.publish(fresh, toolCallId, raw));
     }
   }
 
-  private async publishDeferred(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
-    const deferred = op.record.state.deferredToolCallIds ?? [];
-    if (TERMINAL.has(op.record.status) || op.abort.signal.aborted || !deferred.includes(toolCallId)) return { published: false };
-    const located = locateToolCall(op.messages, toolCallId);
-    if (!located) return { published: false };
-    const { call } = located;
-    const context = toolCallContext(op, call, op.record.state.stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : toolEntryFor(this.deps, op.agent, call)?.tool.toolSource);
-    const result = await controlResult(this.deps, op, context, raw, false);
-    if (result === 'cancelled') return { published: false };
-    const state = copyState(op.record.state);
-    state.deferredToolCallIds = deferred.filter((id) => id !== toolCallId);
-    const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
-    const status = resume ? 'running' : op.record.status;
-    if (!(await this.deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status, expectedVersion: op.record.version }))) return { published: false };
-    op.record = { ...op.record, state, status, updatedAt: nowIso(), version: op.record.version + 1 };
-    const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
-    if (placeholder) {
-      placeholder.content = result.content;
-      placeholder.toolResult = result;
-    }
-    this.deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId, identifier: call.identifier, apiName: call.apiName, result, mocked: false, durationMs: 0 });
-    await this.deps.dispatcher.dispatch(op.record.id, 'afterToolCall', { ...context, result, mocked: false });
-    if (status === 'running' && !op.loopActive && !this.stopping) this.launch(op);
-    return { published: true };
+  private async publish(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
+    const outcome = await publishDeferred(this.deps, op, toolCallId, raw);
+    if (outcome.resume && !op.loopActive && !this.stopping) this.launch(op);
+    return { published: outcome.published };
   }
 
   /** A finished sub-agent answers its parent's placeholder (in this process or after a restart). */
@@ -743,13 +443,7 @@ export class AgentRuntime {
       result = { content: child.record.state.lastText ?? '', success: true, data: { subOperationId } };
     } else {
       const error = `sub-agent "${child.record.agentId}" ended with ${reason}${child.record.error ? `: ${child.record.error.message}` : ''}`;
-      await this.deps.dispatcher.dispatch(parentId, 'onCallAgentError', {
-        ...this.baseEvent(parent),
-        agentId: child.record.agentId,
-        callerAgentId: parent.agent.id,
-        error,
-        subOperationId,
-      });
+      await this.deps.dispatcher.dispatch(parentId, 'onCallAgentError', { ...baseEvent(parent), agentId: child.record.agentId, callerAgentId: parent.agent.id, error, subOperationId });
       result = { content: `Error: ${error}`, success: false, error: 'agent_error', data: { subOperationId } };
     }
     await this.completeToolCall(parentId, toolCallId, result);
@@ -790,8 +484,8 @@ export class AgentRuntime {
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
     const code = err instanceof HookgateError ? err.code : undefined;
-    await this.dispatch(op, 'onError', {
-      ...this.baseEvent(op),
+    await dispatchHook(this.deps, op, 'onError', {
+      ...baseEvent(op),
       errorMessage: errorMessage(err),
       errorType: err instanceof Error ? err.name : typeof err,
       ...(code ? { errorCode: code } : {}),
@@ -811,7 +505,7 @@ export class AgentRuntime {
     try {
       await this.commit(op, { state, status, reason, ...(error ? { error } : {}), ...(expectedVersion !== undefined ? { expectedVersion } : {}) });
     } catch (err) {
-      if (expectedVersion !== undefined && err instanceof HookgateError && err.code === 'STORE_VERSION_CONFLICT') {
+      if (expectedVersion !== undefined && isVersionConflict(err)) {
         this.running.delete(op.record.id);
         throw new HookgateError('OPERATION_NOT_WAITING', `operation ${op.record.id} was changed by another process first; nothing was aborted`, { cause: err, details: { operationId: op.record.id } });
       }
@@ -823,7 +517,7 @@ export class AgentRuntime {
     const steps = op.record.state.stepIndex;
     try {
       await this.deps.dispatcher.dispatch(op.record.id, 'onComplete', {
-        ...this.baseEvent(op),
+        ...baseEvent(op),
         reason,
         status,
         totalUsage: op.record.state.usage,
@@ -845,7 +539,7 @@ export class AgentRuntime {
       finalText: op.record.state.lastText,
       ...(error ? { error: error.message } : {}),
     });
-    this.notify(op);
+    this.waiters.notify(op.record);
     this.running.delete(op.record.id);
     if (op.record.parentOperationId) {
       await this.bridgeToParent(op, reason).catch((err) =>
@@ -872,7 +566,7 @@ export class AgentRuntime {
     op.loopActive = false;
     if (this.running.get(operationId) === op) this.running.delete(operationId);
     void this.driver.release(operationId);
-    if (this.waiters.has(operationId)) this.watchStore(operationId);
+    if (this.waiters.has(operationId)) this.waiters.watch(operationId);
   }
 
   /**
@@ -887,90 +581,6 @@ export class AgentRuntime {
     op.abort.abort();
     if (this.running.get(op.record.id) === op) this.running.delete(op.record.id);
   }
-
-  /**
-   * Resolves the waiters of an operation this process does not run from the
-   * store: reads it every `waitPollMs` until each waiter's condition holds
-   * (or the runtime shuts down, which rejects them). One watch per operation.
-   */
-  private watchStore(operationId: string): void {
-    if (this.watching.has(operationId)) return;
-    this.watching.add(operationId);
-    const tick = async (): Promise<void> => {
-      try {
-        const list = this.waiters.get(operationId);
-        if (this.stopping || !list || list.length === 0 || this.running.has(operationId)) return;
-        const record = await this.deps.store.getOperation(operationId);
-        if (record) {
-          const keep = list.filter((w) => {
-            if (!this.isSettled(record, w.until)) return true;
-            w.resolve(copyRecord(record));
-            return false;
-          });
-          if (keep.length === 0) {
-            this.waiters.delete(operationId);
-            return;
-          }
-          this.waiters.set(operationId, keep);
-        }
-      } catch (err) {
-        this.deps.logger.warn('could not read an operation someone waits for', { operationId, error: errorMessage(err) });
-      }
-      // Not unref'd: a process that only waits for another process's operation stays up until it settles.
-      setTimeout(() => void run(), this.waitPollMs);
-    };
-    const run = (): Promise<void> => tick().then(() => {
-      if (!this.waiters.has(operationId) || this.stopping || this.running.has(operationId)) this.watching.delete(operationId);
-    });
-    void run();
-  }
-
-  private notify(op: RunningOperation): void {
-    const list = this.waiters.get(op.record.id);
-    if (!list) return;
-    const keep: Waiter[] = [];
-    for (const w of list) {
-      if (this.isSettled(op.record, w.until)) w.resolve(copyRecord(op.record));
-      else keep.push(w);
-    }
-    if (keep.length > 0) this.waiters.set(op.record.id, keep);
-    else this.waiters.delete(op.record.id);
-  }
-
-  /** Hook dispatch for the runtime: a critical delivery failure fails the operation; nothing else does. */
-  private async dispatch<T extends HookType>(op: RunningOperation, type: T, event: Omit<HookEventMap[T], 'timestamp'> & { timestamp?: string }): Promise<void> {
-    if (!this.deps.dispatcher.mightHandle(op.record.id, type, 'notification')) return;
-    const full = (event.timestamp === undefined ? { ...event, timestamp: nowIso() } : event) as HookEventMap[T];
-    await this.deps.dispatcher.dispatch(op.record.id, type, full, { signal: op.abort.signal });
-  }
-
-  private baseEvent(op: RunningOperation): AgentHookEvent {
-    const event: AgentHookEvent = { operationId: op.record.id, threadId: op.record.threadId, agentId: op.record.agentId, stepIndex: op.record.state.stepIndex, timestamp: nowIso() };
-    const userId = op.run.runtime?.userId ?? op.run.origin?.userId;
-    if (userId !== undefined) event.userId = userId;
-    if (op.record.parentOperationId) event.parentOperationId = op.record.parentOperationId;
-    return event;
-  }
-}
-
-/**
- * Takes the operation's turn (see AgentRuntime.exclusive): undefined when it
- * was free and is now held, else a promise that resolves once it is handed
- * over (uncontended, the usual case: no promise and no queue).
- */
-function acquireTurn(op: RunningOperation): Promise<void> | undefined {
-  if (!op.exclusiveHeld) {
-    op.exclusiveHeld = true;
-    return undefined;
-  }
-  return new Promise<void>((resolve) => (op.exclusiveWaiters ??= []).push(resolve));
-}
-
-/** Hands the turn straight to the next waiter, or frees it. */
-function releaseTurn(op: RunningOperation): void {
-  const next = op.exclusiveWaiters?.shift();
-  if (next) next();
-  else op.exclusiveHeld = false;
 }
 
 function summarize(after: Partial<HookEventMap['afterStep']>): Record<string, unknown> {

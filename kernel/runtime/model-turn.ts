@@ -52,12 +52,30 @@ export function toolsFor(deps: RuntimeDeps, op: RunningOperation): ToolSpec[] {
   return specs;
 }
 
-/** The messages a model turn sees: instructions, then the active conversation. */
-export function promptMessages(op: RunningOperation): Message[] {
-  const out: Message[] = [];
-  if (op.agent.instructions) out.push({ role: 'system', content: op.agent.instructions });
-  for (const m of op.messages) out.push({ role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult });
-  return out;
+/**
+ * The messages a model turn sees: instructions, then the active conversation.
+ * Built incrementally: the operation keeps its prompt and each turn appends
+ * only the messages committed since the last one (a turn costs what it adds,
+ * not the whole history). It is rebuilt when the conversation array is
+ * replaced (a compaction), when the step's instructions change (an agent
+ * source), or after a deferred result filled its placeholder. Providers get
+ * it read-only, for the call: the runtime appends to it after the call
+ * returns, so a provider that keeps a request copies it.
+ */
+export function promptMessages(op: RunningOperation): readonly Message[] {
+  const instructions = op.agent.instructions || undefined;
+  let prompt = op.prompt;
+  if (prompt === undefined || prompt.source !== op.messages || prompt.instructions !== instructions) {
+    prompt = { source: op.messages, instructions, messages: instructions ? [{ role: 'system', content: instructions }] : [], seen: 0 };
+    op.prompt = prompt;
+  }
+  const source = op.messages;
+  for (let i = prompt.seen; i < source.length; i++) {
+    const m = source[i]!;
+    prompt.messages.push({ role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult });
+  }
+  prompt.seen = source.length;
+  return prompt.messages;
 }
 
 /** Usage with cost from the agent's pricing. */
@@ -68,7 +86,7 @@ export function usageOf(op: RunningOperation, response: ModelResponse): Usage {
 }
 
 /** Calls the model for one agent turn, streaming text deltas to the timeline. */
-export async function callModel(deps: RuntimeDeps, op: RunningOperation, purpose: 'turn' | 'summarize', messages: Message[], turnIndex: number): Promise<ModelResponse> {
+export async function callModel(deps: RuntimeDeps, op: RunningOperation, purpose: 'turn' | 'summarize', messages: readonly Message[], turnIndex: number): Promise<ModelResponse> {
   const provider = modelFor(deps, op);
   const operationId = op.record.id;
   try {

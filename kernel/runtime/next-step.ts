@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_STEPS, type AgentDefinition } from '../agent-definition.js';
 import type { StepKind, TerminalReason } from '../hooks/hook-types.js';
-import { estimateTokens, type Message, type ToolCall } from '../messages.js';
+import type { Message, ToolCall } from '../messages.js';
+import { conversationTokens } from './conversation-tokens.js';
 import type { OperationState } from '../store.js';
 import { callAllowed, callFacts, callNeedsApproval, SUBAGENT_IDENTIFIER } from './call-facts.js';
 
@@ -55,7 +56,7 @@ export function decideNextStep(agent: AgentDefinition, state: OperationState, me
 function needsCompaction(agent: AgentDefinition, state: OperationState, messages: readonly Message[]): boolean {
   const c = agent.compaction;
   if (!c) return false;
-  const tokens = estimateTokens(messages);
+  const tokens = conversationTokens(messages);
   if (tokens <= c.thresholdTokens) return false;
   if (state.compactRetryAboveTokens !== undefined && tokens <= state.compactRetryAboveTokens) return false;
   return compactableCount(messages, c.keepRecent ?? 4) >= 2;

@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '../agent-definition.js';
-import type { AgentHook } from '../hooks/hook-types.js';
-import type { ToolRunContext } from '../hooks/tool-call-context.js';
-import type { ToolCall } from '../messages.js';
+import type { AgentHook, ToolCallHookContext } from '../hooks/hook-types.js';
+import { buildToolCallHookContext, type ToolRunContext } from '../hooks/tool-call-context.js';
+import type { Message, ToolCall } from '../messages.js';
 import type { MessageRecord, OperationRecord } from '../store.js';
 
 /** An operation loaded in this process: its persisted record plus what only lives in memory. */
@@ -14,6 +14,12 @@ export interface RunningOperation {
   /** Snapshots of the caller's hooks (sub-agents inherit them); empty when loaded from the store. */
   hooks: readonly AgentHook[];
   run: ToolRunContext;
+  /**
+   * What the model sees (model-turn.ts promptMessages): built from `messages` (`source`, the array it was built
+   * from; `seen`, how many of its messages it holds) and the instructions, appended to turn by turn.
+   * Undefined or stale: rebuilt at the next turn.
+   */
+  prompt?: { source: readonly MessageRecord[]; instructions: string | undefined; messages: Message[]; seen: number };
   /** The loop running in this process, if any. */
   loop?: Promise<void>;
   loopActive?: boolean;
@@ -49,4 +55,15 @@ export function locateToolCall(messages: readonly MessageRecord[], toolCallId: s
     if (index >= 0) return { message, call: message.toolCalls![index]!, index };
   }
   return undefined;
+}
+
+/**
+ * The tool context the stages of one call share. Its `args` are the call's
+ * deep-frozen arguments; every handler gets its own event object built from
+ * it, and what runs and is stored comes from the call, never from an event,
+ * so a handler that swaps `event.args` changes only its own view.
+ */
+export function toolCallContext(op: RunningOperation, call: ToolCall, stepIndex: number, toolSource: string | undefined): ToolCallHookContext {
+  const located = locateToolCall(op.messages, call.id);
+  return buildToolCallHookContext({ call, assistantMessageId: located?.message.id ?? '', callIndex: located?.index ?? 0, stepIndex, run: op.run, toolSource });
 }

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, realpath, rename, rm, writeFile } from 'node:fs/prom
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { runHookgate } from '../../helpers/cli-process.js';
+import { killed, runHookgate, runUntil } from '../../helpers/cli-process.js';
 import { MIGRATIONS, applyMigrations } from '../../../plugins/store-sqlite/migrations.js';
 import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
 
@@ -17,6 +17,18 @@ model:
     - text: continued on the old thread
 tools: [fs/*]
 approval: { tools: [fs/writeFile] }
+`;
+
+/** A write, then a slow model turn a schema-4 hookgate is killed in, then a second write and the end. */
+const SLOW_AGENT = `id: slow
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: first.txt, content: one } } ]
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: second.txt, content: two } } ]
+      delayMs: 3000
+    - text: all done
+tools: [fs/*]
 `;
 
 /** The operation id of a `run --json` from its operation_started event. */
@@ -123,5 +135,39 @@ describe('threads: a schema-4 database migrates, and its operations still show, 
     const busy = await runHookgate(dir, ['run', 'careful.yaml', 'x', '--thread', 'thread_nope']);
     assert.notEqual(busy.code, 0);
     assert.match(busy.stderr, /THREAD_NOT_FOUND|no thread has id thread_nope/);
+  });
+
+  it('an operation a schema-4 process left running (killed mid-turn) migrates without a lease, and resume finishes it from its last step', async () => {
+    await writeFile(path.join(dir, 'slow.yaml'), SLOW_AGENT);
+    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2);
+    await killed(child);
+    const file = path.join(dir, '.hookgate', 'hookgate.db');
+    const old = path.join(dir, 'schema4.db');
+    rebuildAtSchemaFour(file, old);
+    for (const suffix of ['', '-wal', '-shm']) await rm(file + suffix, { force: true });
+    await rename(old, file);
+    {
+      const db = new Database(file, { readonly: true });
+      assert.equal(db.pragma('user_version', { simple: true }), 4);
+      assert.equal(db.prepare('SELECT status FROM operations WHERE id = ?').pluck().get(operationId), 'running');
+      db.close();
+    }
+
+    // Schema 4 had no leases: nobody holds it after the migration, so resume needs no --force.
+    const resumed = await runHookgate(dir, ['resume', operationId]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+    await store.migrate();
+    try {
+      const op = (await store.getOperation(operationId))!;
+      assert.deepEqual([op.status, op.state.lastText, op.threadId], ['done', 'all done', `thread_${operationId}`]);
+      const tools = (await store.listMessages(operationId)).filter((m) => m.role === 'tool');
+      assert.equal(tools.length, 2, 'each write has one result');
+      assert.equal(new Set(tools.map((m) => m.toolCallId)).size, 2);
+      assert.equal(await store.getLease(operationId), undefined, 'released at the end');
+    } finally {
+      await store.close();
+    }
+    assert.equal(await readFile(path.join(dir, '.hookgate', 'sandbox', 'second.txt'), 'utf8'), 'two');
   });
 });

@@ -1,0 +1,25 @@
+import { callAllowed, SUBAGENT_IDENTIFIER } from './call-facts.js';
+import { callModel, promptMessages, usageOf } from './model-turn.js';
+import type { StepExecutor } from './step-executor.js';
+import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
+
+/**
+ * `call_llm`: one model turn. Its answer and the calls it asks for go into
+ * one commit; from here on a call is known by the identity minted for it,
+ * never by the model's id.
+ */
+export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
+  const state = draft.state;
+  const response = await callModel(deps, op, 'turn', promptMessages(op), state.modelTurns);
+  draft.usage = usageOf(op, response);
+  const toolCalls = admitToolCalls(deps, op.agent, response.toolCalls);
+  state.modelTurns += 1;
+  state.pendingToolCalls = toolCalls;
+  state.lastText = response.text || state.lastText;
+  draft.commit.messages.push({ role: 'assistant', content: response.text, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
+  draft.after.content = response.text;
+  // Observers see only calls the allow-list lets through: a refused call reaches no hook (the gate's first stage).
+  draft.after.toolCalls = toolCalls.filter((c) => callAllowed(op.agent, c) && (c.identifier === SUBAGENT_IDENTIFIER || toolEntryFor(deps, op.agent, c) !== undefined));
+  deps.events.emit({ type: 'assistant_message', operationId: op.record.id, stepIndex: draft.stepIndex, text: response.text, toolCalls });
+  return 'ready';
+};

@@ -1,0 +1,50 @@
+import { SUBAGENT_IDENTIFIER } from './call-facts.js';
+import { toolCallContext } from './running-operation.js';
+import { requestApproval } from './step-approval.js';
+import type { StepExecutor } from './step-executor.js';
+import { executeToolCall } from './tool-call-execution.js';
+import { gateToolCall, toolEntryFor } from './tool-call-gate.js';
+import { controlResult } from './tool-result-control.js';
+import { deferInStep, publishInStep } from './tool-result-publication.js';
+
+/**
+ * `call_tool`: the first pending call, end to end, one stage per file in the
+ * order of ARCHITECTURE.md: the gate (allow-list, arguments, approval,
+ * policies, controls, mocks: tool-call-gate.ts), execution
+ * (tool-call-execution.ts), result control (tool-result-control.ts), and
+ * publication (tool-result-publication.ts: stored by the step's commit, then
+ * streamed, then observed, then seen by the model at its next turn). A call
+ * the gate denies runs nothing and gets no result control.
+ */
+export const toolCallStep: StepExecutor = async ({ deps }, op, draft) => {
+  const call = draft.state.pendingToolCalls[0]!;
+  // Sub-agent calls reach this step only when the gate refuses them; no tool source answers for `agents/`.
+  const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
+  const entry = isSubagent ? undefined : toolEntryFor(deps, op.agent, call);
+  const context = toolCallContext(op, call, draft.stepIndex, isSubagent ? 'agent' : entry?.tool.toolSource);
+
+  // Synchronous when every stage was (no policy, no control webhook, sync handlers): no microtask for it.
+  const gated = gateToolCall(deps, op, call, context, entry);
+  const verdict = gated instanceof Promise ? await gated : gated;
+  if (verdict.kind === 'cancelled') return 'cancelled';
+  if (verdict.kind === 'needs_approval') {
+    await requestApproval(deps, op, draft, [verdict.pending]);
+    return 'ready';
+  }
+  if (verdict.kind === 'denied') {
+    publishInStep(deps, op, draft, context, call, verdict.result, { mocked: false, observed: verdict.observed, durationMs: 0 });
+    return 'ready';
+  }
+
+  const mocked = verdict.kind === 'mocked';
+  const execution = await executeToolCall(deps, op, call, context, mocked ? { mocked: verdict.result } : { entry: entry! });
+  if (execution.kind === 'cancelled') return 'cancelled';
+  if (execution.kind === 'deferred') {
+    deferInStep(draft, call.id);
+    return 'ready';
+  }
+  const result = await controlResult(deps, op, context, execution.result, mocked);
+  if (result === 'cancelled') return 'cancelled';
+  publishInStep(deps, op, draft, context, call, result, { mocked, observed: true, durationMs: execution.durationMs, ...(execution.threw !== undefined ? { threw: execution.threw } : {}) });
+  return 'ready';
+};

@@ -1,0 +1,26 @@
+import { HookgateError } from '../errors.js';
+import { TERMINAL_STATUSES, type Store } from '../store.js';
+
+/**
+ * Checks that `threadId` can take a new operation of `agentId` and returns
+ * the turn counters its previous operation ended with: a continued thread
+ * counts model turns and compactions on, so a scripted model plays one
+ * script across the thread. The store checks "no unfinished operation"
+ * again in the create transaction (two starts racing: one gets THREAD_BUSY).
+ */
+export async function threadContinuation(store: Store, threadId: string, agentId: string): Promise<{ modelTurns: number; compactions: number }> {
+  const thread = await store.getThread(threadId);
+  if (!thread) throw new HookgateError('THREAD_NOT_FOUND', `no thread has id ${threadId}`, { details: { threadId } });
+  if (thread.agentId !== agentId) {
+    throw new HookgateError('THREAD_AGENT_MISMATCH', `thread ${threadId} belongs to agent "${thread.agentId}", not "${agentId}"; continue it with its own agent`, {
+      details: { threadId, threadAgentId: thread.agentId, agentId },
+    });
+  }
+  const previous = (await store.listThreadOperations(threadId)).at(-1);
+  if (previous && !TERMINAL_STATUSES.has(previous.status)) {
+    throw new HookgateError('THREAD_BUSY', `thread ${threadId} has an unfinished operation (${previous.id} is ${previous.status}); finish, decide or abort it first`, {
+      details: { threadId, operationId: previous.id },
+    });
+  }
+  return { modelTurns: previous?.state.modelTurns ?? 0, compactions: previous?.state.compactions ?? 0 };
+}

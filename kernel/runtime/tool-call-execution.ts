@@ -1,0 +1,55 @@
+import { errorMessage } from '../errors.js';
+import type { ToolCallHookContext } from '../hooks/hook-types.js';
+import type { ToolCall, ToolResult } from '../messages.js';
+import type { ToolEntry } from './call-facts.js';
+import type { RunningOperation } from './running-operation.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+
+/** What running an admitted tool call produced, before result control. */
+export type ToolExecution =
+  /** `threw`: the tool's error message, for onToolCallError (the result says `tool_error`). */
+  | { kind: 'result'; result: ToolResult; threw?: string; durationMs: number }
+  /** The tool answers later (kernel.completeToolCall); its placeholder is written now. */
+  | { kind: 'deferred' }
+  /** The operation was aborted while the tool ran: nothing of it is published. */
+  | { kind: 'cancelled' };
+
+/**
+ * The third stage of a tool call, after the gate let it through: runs the
+ * tool (or takes the mock the gate's mock stage returned) and times it. The
+ * tool gets exactly what the gates saw: the call's deep-frozen arguments,
+ * which nobody can change. A tool that throws produces a `tool_error`
+ * result; it never fails the operation.
+ */
+export async function executeToolCall(
+  deps: RuntimeDeps,
+  op: RunningOperation,
+  call: ToolCall,
+  context: ToolCallHookContext,
+  run: { entry: ToolEntry } | { mocked: ToolResult },
+): Promise<ToolExecution> {
+  const operationId = op.record.id;
+  const signal = op.abort.signal;
+  deps.events.emit({ type: 'tool_started', operationId, stepIndex: context.stepIndex, toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, args: call.args });
+  const started = performance.now();
+  let result: ToolResult;
+  let threw: string | undefined;
+  if ('mocked' in run) {
+    result = run.mocked;
+  } else {
+    try {
+      const out = await run.entry.source.execute(
+        { identifier: call.identifier, apiName: call.apiName, args: call.args },
+        { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal },
+      );
+      if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred' };
+      const executionTime = Math.round(performance.now() - started);
+      result = typeof out === 'string' ? { content: out, success: true, executionTime } : { success: true, ...(out as { content: string }), executionTime };
+    } catch (err) {
+      threw = errorMessage(err);
+      result = { content: `Error: ${threw}`, success: false, error: 'tool_error', executionTime: Math.round(performance.now() - started) };
+    }
+  }
+  if (signal.aborted) return { kind: 'cancelled' };
+  return { kind: 'result', result, ...(threw !== undefined ? { threw } : {}), durationMs: Math.round(performance.now() - started) };
+}

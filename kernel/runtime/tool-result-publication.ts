@@ -1,0 +1,97 @@
+import { nowIso } from '../clock.js';
+import type { ToolCallHookContext } from '../hooks/hook-types.js';
+import type { ToolCall, ToolResult } from '../messages.js';
+import { TERMINAL_STATUSES } from '../store.js';
+import { SUBAGENT_IDENTIFIER } from './call-facts.js';
+import { recountConversation } from './conversation-tokens.js';
+import { copyState } from './copy-state.js';
+import { locateToolCall, toolCallContext, type RunningOperation } from './running-operation.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+import type { StepDraft } from './step-executor.js';
+import { toolEntryFor } from './tool-call-gate.js';
+import { controlResult } from './tool-result-control.js';
+
+/** How a result came to be: mocked by a hook, seen by hooks at all (a call refused before any hook saw it is not), the tool's error. */
+export interface PublicationFacts {
+  mocked: boolean;
+  observed: boolean;
+  threw?: string;
+  durationMs: number;
+}
+
+/**
+ * The last stage of a tool call, within its step: the result is stored first
+ * (its tool message goes into the step's one commit), then streamed
+ * (`tool_finished`, after the commit), then observers run (onToolCallError,
+ * afterToolCall); the model gets it at its next turn, from the stored
+ * conversation. Nothing is streamed or observed for a commit that is refused.
+ */
+export function publishInStep(deps: RuntimeDeps, op: RunningOperation, draft: StepDraft, context: ToolCallHookContext, call: ToolCall, result: ToolResult, facts: PublicationFacts): void {
+  draft.state.pendingToolCalls = draft.state.pendingToolCalls.slice(1);
+  draft.commit.messages.push({ role: 'tool', toolCallId: call.id, content: result.content, toolResult: result });
+  if (facts.observed) draft.after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }];
+  const operationId = op.record.id;
+  draft.effects = async () => {
+    deps.events.emit({
+      type: 'tool_finished',
+      operationId,
+      stepIndex: context.stepIndex,
+      toolCallId: call.id,
+      identifier: call.identifier,
+      apiName: call.apiName,
+      result,
+      mocked: facts.mocked,
+      durationMs: facts.durationMs,
+    });
+    // Nothing arrives after onComplete; refused calls reach no hook.
+    if (op.abort.signal.aborted || !facts.observed) return;
+    if (facts.threw !== undefined) await deps.dispatcher.dispatch(operationId, 'onToolCallError', { ...context, error: facts.threw });
+    await deps.dispatcher.dispatch(operationId, 'afterToolCall', { ...context, result, mocked: facts.mocked });
+  };
+}
+
+/** Writes the empty placeholder of a deferred call into the step's commit; the operation parks once nothing else can run. */
+export function deferInStep(draft: StepDraft, toolCallId: string): void {
+  const state = draft.state;
+  state.pendingToolCalls = state.pendingToolCalls.slice(1);
+  state.deferredToolCallIds = [...(state.deferredToolCallIds ?? []), toolCallId];
+  draft.commit.messages.push({ role: 'tool', toolCallId, content: '' });
+  if (state.pendingToolCalls.length === 0 && !state.approval) draft.commit.status = 'waiting_tool';
+}
+
+/**
+ * Publishes a deferred result into its placeholder exactly once, in the same
+ * order: result control, then the store (the placeholder is filled with a
+ * compare-and-swap on the state version, at most once), then the stream, then
+ * afterToolCall observers. Resolves `resume: true` when nothing else is
+ * outstanding and the operation should run again (the caller launches it:
+ * the model gets the result at that next turn). A duplicate, late or unknown
+ * completion changes nothing and resolves `published: false`.
+ */
+export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean; resume?: boolean }> {
+  const deferred = op.record.state.deferredToolCallIds ?? [];
+  if (TERMINAL_STATUSES.has(op.record.status) || op.abort.signal.aborted || !deferred.includes(toolCallId)) return { published: false };
+  const located = locateToolCall(op.messages, toolCallId);
+  if (!located) return { published: false };
+  const { call } = located;
+  const context = toolCallContext(op, call, op.record.state.stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : toolEntryFor(deps, op.agent, call)?.tool.toolSource);
+  const result = await controlResult(deps, op, context, raw, false);
+  if (result === 'cancelled') return { published: false };
+  const state = copyState(op.record.state);
+  state.deferredToolCallIds = deferred.filter((id) => id !== toolCallId);
+  const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;
+  const status = resume ? 'running' : op.record.status;
+  if (!(await deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status, expectedVersion: op.record.version }))) return { published: false };
+  op.record = { ...op.record, state, status, updatedAt: nowIso(), version: op.record.version + 1 };
+  const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
+  if (placeholder) {
+    placeholder.content = result.content;
+    placeholder.toolResult = result;
+    // The prompt and the token count hold the empty placeholder: rebuilt at the next turn.
+    op.prompt = undefined;
+    recountConversation(op.messages);
+  }
+  deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId, identifier: call.identifier, apiName: call.apiName, result, mocked: false, durationMs: 0 });
+  await deps.dispatcher.dispatch(op.record.id, 'afterToolCall', { ...context, result, mocked: false });
+  return { published: true, resume: status === 'running' };
+}
