@@ -15,6 +15,10 @@ export interface ModelRequest {
   model: string;
   /** `turn` for an agent step, `summarize` for compaction. */
   purpose: 'turn' | 'summarize';
+  /**
+   * Instructions, then the conversation, read-only and valid for this call: the runtime keeps one array per
+   * conversation and extends it at the next turn, so a provider that keeps a request past the call copies it.
+   */
   messages: readonly Message[];
   tools: readonly ToolSpec[];
   signal: AbortSignal;
