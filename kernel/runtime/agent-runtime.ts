@@ -20,6 +20,7 @@ import { isSettled, OperationWaiters } from './operation-waiters.js';
 import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
 import { threadContinuation } from './thread-continuation.js';
 import { publishDeferred } from './tool-result-publication.js';
+import { rebaseOnPublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 
@@ -27,6 +28,9 @@ export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
 export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
 
 const TERMINAL = TERMINAL_STATUSES;
+
+/** How often one step's commit is rebased on concurrent publications before it counts as stale. */
+const MAX_REBASES = 8;
 
 /**
  * The orchestrator of the step loop. An operation is a sequence of steps,
@@ -56,7 +60,7 @@ export class AgentRuntime {
 
   constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
     this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
-    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => this.running.has(id));
+    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => this.running.get(id)?.loopActive === true);
     this.services = { deps, startOperation: (options) => this.start(options) };
   }
 
@@ -172,12 +176,13 @@ export class AgentRuntime {
   /** Resolves when the operation is parked or terminal (`settled`) or only when terminal. */
   async wait(operationId: string, until: 'settled' | 'terminal'): Promise<OperationRecord> {
     const live = this.running.get(operationId);
-    const record = live?.record ?? (await this.deps.store.getOperation(operationId));
+    // A copy this process does not run may be out of date: the store says how it stands.
+    const record = live?.loopActive ? live.record : ((await this.deps.store.getOperation(operationId)) ?? live?.record);
     if (!record) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
     // A parent waiting for deferred results is woken by its children's completion (here, or once they are loaded here).
     if (isSettled(record, until)) return copyRecord(record);
     // Not run here: wait on the store while another process holds its lease; otherwise nobody runs it (as it is).
-    const elsewhere = !live && (await this.runElsewhere(operationId));
+    const elsewhere = !live?.loopActive && (await this.runElsewhere(operationId));
     if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
     const settled = this.waiters.add(operationId, until);
     if (elsewhere) this.waiters.watch(operationId);
@@ -426,7 +431,16 @@ export class AgentRuntime {
 
   private async publish(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const outcome = await publishDeferred(this.deps, op, toolCallId, raw);
-    if (outcome.resume && !op.loopActive && !this.stopping) this.launch(op);
+    if (outcome.runnable && !op.loopActive && !this.stopping) {
+      // Published into an operation another process runs: that runner rebases its next commit on it
+      // (publication-rebase.ts) and goes on; the copy here is out of date from then on, so it is not kept.
+      if (await this.runElsewhere(op.record.id)) {
+        if (this.running.get(op.record.id) === op) this.running.delete(op.record.id);
+      } else {
+        // Nobody runs it (it parked, or its process is gone): it runs here.
+        this.launch(op);
+      }
+    }
     return { published: outcome.published };
   }
 
@@ -457,8 +471,19 @@ export class AgentRuntime {
    */
   private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
     if (op.stale) throw staleError(op);
-    if (commit.expectedVersion === undefined) commit.expectedVersion = op.record.version;
-    const written = await this.deps.store.commitStep(op.record.id, commit);
+    const loopCommit = commit.expectedVersion === undefined;
+    if (loopCommit) commit.expectedVersion = op.record.version;
+    let written: MessageRecord[];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        written = await this.deps.store.commitStep(op.record.id, commit);
+        break;
+      } catch (err) {
+        // A step of the lease holder refused because deferred results were published meanwhile: rebased, not lost.
+        if (!loopCommit || attempt > MAX_REBASES || !isVersionConflict(err) || !this.driver.holds(op.record.id)) throw err;
+        if (!(await rebaseOnPublications(this.deps.store, op, commit, this.driver.owner))) throw err;
+      }
+    }
     // Updated in place: callers only ever get copies (copyRecord), and this runs once per step.
     const record = op.record;
     record.state = commit.state;

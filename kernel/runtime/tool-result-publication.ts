@@ -63,12 +63,13 @@ export function deferInStep(draft: StepDraft, toolCallId: string): void {
  * Publishes a deferred result into its placeholder exactly once, in the same
  * order: result control, then the store (the placeholder is filled with a
  * compare-and-swap on the state version, at most once), then the stream, then
- * afterToolCall observers. Resolves `resume: true` when nothing else is
- * outstanding and the operation should run again (the caller launches it:
- * the model gets the result at that next turn). A duplicate, late or unknown
+ * afterToolCall observers. Resolves `runnable: true` when the operation is
+ * `running` afterwards (nothing else outstanding, or it never parked): the
+ * caller launches it unless another process runs it (the model gets the
+ * result at the next turn). A duplicate, late or unknown
  * completion changes nothing and resolves `published: false`.
  */
-export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean; resume?: boolean }> {
+export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean; runnable?: boolean }> {
   const deferred = op.record.state.deferredToolCallIds ?? [];
   if (TERMINAL_STATUSES.has(op.record.status) || op.abort.signal.aborted || !deferred.includes(toolCallId)) return { published: false };
   const located = locateToolCall(op.messages, toolCallId);
@@ -93,5 +94,5 @@ export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, t
   }
   deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId, identifier: call.identifier, apiName: call.apiName, result, mocked: false, durationMs: 0 });
   await deps.dispatcher.dispatch(op.record.id, 'afterToolCall', { ...context, result, mocked: false });
-  return { published: true, resume: status === 'running' };
+  return { published: true, runnable: status === 'running' };
 }

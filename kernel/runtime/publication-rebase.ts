@@ -1,0 +1,57 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { OperationState, StepCommit, Store } from '../store.js';
+import { TERMINAL_STATUSES } from '../store.js';
+import { recountConversation } from './conversation-tokens.js';
+import type { RunningOperation } from './running-operation.js';
+
+/** The state without its deferred calls, as JSON would store it (undefined fields dropped). */
+function withoutDeferred(state: OperationState): unknown {
+  const { deferredToolCallIds: _deferred, ...rest } = state;
+  return JSON.parse(JSON.stringify(rest));
+}
+
+/**
+ * A step commit of the process that holds the lease was refused because the
+ * state version moved. The only writers that move a leased operation without
+ * the lease are deferred publications (`completeToolCall` in another process
+ * or connection): each fills one placeholder and drops its call from
+ * `deferredToolCallIds`, nothing else. When that is all that changed (same
+ * step, same state otherwise, not terminal), the step's draft is rebased on
+ * it instead of being thrown away, so the step's tool never runs twice: the
+ * published calls leave the draft's deferred list, a `waiting_tool` the draft
+ * would park in becomes `running` when nothing is left outstanding, the
+ * filled placeholders reach this process's conversation, and the commit
+ * swaps on the stored version. False when anything else changed: the caller
+ * then stops as a stale writer.
+ */
+export async function rebaseOnPublications(store: Store, op: RunningOperation, commit: StepCommit, owner: string): Promise<boolean> {
+  const [fresh, lease] = await Promise.all([store.getOperation(op.record.id), store.getLease(op.record.id)]);
+  if (!fresh || !lease || lease.owner !== owner || TERMINAL_STATUSES.has(fresh.status)) return false;
+  const held = op.record.state;
+  const before = held.deferredToolCallIds ?? [];
+  const after = fresh.state.deferredToolCallIds ?? [];
+  const published = before.filter((id) => !after.includes(id));
+  if (published.length === 0 || after.some((id) => !before.includes(id))) return false;
+  if (!isDeepStrictEqual(withoutDeferred(fresh.state), withoutDeferred(held))) return false;
+
+  const state = commit.state;
+  state.deferredToolCallIds = (state.deferredToolCallIds ?? []).filter((id) => !published.includes(id));
+  if (commit.status === 'waiting_tool' && state.deferredToolCallIds.length === 0) commit.status = 'running';
+  // The results as stored, into this process's copy of the conversation (placeholders filled in place).
+  const stored = await store.listThreadMessages(op.record.threadId);
+  for (const message of op.messages) {
+    if (message.role !== 'tool' || message.toolCallId === undefined || !published.includes(message.toolCallId)) continue;
+    const filled = stored.find((m) => m.id === message.id);
+    if (filled) {
+      message.content = filled.content;
+      message.toolResult = filled.toolResult;
+    }
+  }
+  op.prompt = undefined;
+  recountConversation(op.messages);
+  op.record.state = { ...held, deferredToolCallIds: after };
+  op.record.status = fresh.status;
+  op.record.version = fresh.version;
+  commit.expectedVersion = fresh.version;
+  return true;
+}
