@@ -43,7 +43,7 @@ export const POLICY_OVERLOADED = 'policy_overloaded';
  * decided, what happened to the call, and that it is worth trying again.
  */
 export function overloadedReason(type: 'beforeToolCall' | 'afterToolCall', capacity: number): string {
-  const full = `the policy engine is at capacity (${capacity.toLocaleString('en-US')} decisions in flight)`;
+  const full = `the policy engine is at capacity (${capacity.toLocaleString('en-US')} decision${capacity === 1 ? '' : 's'} in flight)`;
   return type === 'beforeToolCall'
     ? `${POLICY_OVERLOADED}: ${full}, so no policy evaluated this tool call and it did not run. It may succeed if called again later.`
     : `${POLICY_OVERLOADED}: ${full}, so no policy checked this tool result and it is withheld. The tool did run.`;
