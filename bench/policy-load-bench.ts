@@ -17,7 +17,10 @@
  * `BENCH_CALLGRIND=1`: runs one level only (the first of `levels`) after a
  * warm-up and prints `CALLGRIND_READY` / waits for a line on stdin before and
  * after the measured waves, so bench/policy-load-callgrind.mjs can zero and
- * dump the counters around them.
+ * dump the counters around them. Under valgrind threads take turns, so a
+ * condition's wall clock includes the other threads' work: BENCH_DEADLINE_MS
+ * (default 250) lifts the deadline there, BENCH_DECISIONS (default 4,096)
+ * shortens the level.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -27,7 +30,8 @@ import type { DecisionRecord } from '../kernel/store.js';
 import { PolicyEngine } from '../policies/policy-engine.js';
 
 const RULES = 100;
-const MIN_DECISIONS_PER_LEVEL = 4096;
+const MIN_DECISIONS_PER_LEVEL = Number(process.env.BENCH_DECISIONS ?? 4096);
+const DEADLINE_MS = Number(process.env.BENCH_DEADLINE_MS ?? 250);
 const DEFAULT_LEVELS = [1, 8, 64, 256, 512, 1024, 2048];
 
 interface BenchEvent {
@@ -116,12 +120,12 @@ async function main(): Promise<void> {
   await writeFile(path.join(dir, 'load.yaml'), pack());
   let recorded = 0;
   const store = { recordDecision: async (_r: DecisionRecord) => void recorded++, listDecisions: async () => [] };
-  const engine = new PolicyEngine({ paths: [dir], store, deadlineMs: 250, maxWorkers: num(workersArg), maxBatch: num(batchArg), maxInFlight: num(capacityArg) });
+  const engine = new PolicyEngine({ paths: [dir], store, deadlineMs: DEADLINE_MS, maxWorkers: num(workersArg), maxBatch: num(batchArg), maxInFlight: num(capacityArg) });
   await engine.start();
   // A base tree's engine (before issue 12) has no stats(): the bench also runs there, for the before/after table.
   const stats = () => (engine as Partial<Pick<PolicyEngine, 'stats'>>).stats?.() ?? { workers: 2, maxInFlight: Infinity, overloaded: 0, inFlight: 0 };
   const { workers, maxInFlight } = stats();
-  console.log(`policy-load: ${workers} workers, maxBatch ${num(batchArg) ?? 'default (32)'}, maxInFlight ${maxInFlight}, 3 JSONata conditions per decision, cores ${os.availableParallelism()}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`policy-load: ${workers} workers, maxBatch ${num(batchArg) ?? 'default (32)'}, maxInFlight ${maxInFlight}, 3 JSONata conditions per decision, deadline ${DEADLINE_MS} ms, cores ${os.availableParallelism()}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   await level(engine, 64, 2048); // warm-up: every worker compiles every rule
   if (process.env.BENCH_CALLGRIND) {
     const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();

@@ -162,8 +162,8 @@ export class PolicyPool {
    * condition's failure.
    */
   evaluate(conditions: readonly ConditionTask[], deadlineMs: number, signal?: AbortSignal): Promise<ConditionResult[]> | 'overloaded' {
-    if (this.inFlightCount >= this.maxInFlight) return 'overloaded';
     if (signal?.aborted) return Promise.resolve(conditions.map(() => CANCELLED));
+    if (this.inFlightCount >= this.maxInFlight) return 'overloaded';
     if (this.stopped) return Promise.resolve(conditions.map(() => ({ ok: false, failure: 'the policy worker pool is stopped' })));
     this.ensurePool();
     return new Promise<ConditionResult[]>((resolve) => {
