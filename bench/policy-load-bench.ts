@@ -78,6 +78,9 @@ function event(): BenchEvent {
   };
 }
 
+/** Why decisions came out wrong, digits folded (`rule-N`), with how many: printed after the table. */
+const wrongReasons = new Map<string, number>();
+
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -102,7 +105,11 @@ async function level(engine: PolicyEngine, inFlight: number, minDecisions = MIN_
         }
         latencies.push((performance.now() - t) * 1000);
         decided++;
-        if ((d.effect === 'deny') !== e.secret) wrong++;
+        if ((d.effect === 'deny') !== e.secret) {
+          wrong++;
+          const why = (d.reason ?? d.effect).replace(/\d+/g, 'N');
+          wrongReasons.set(why, (wrongReasons.get(why) ?? 0) + 1);
+        }
       }),
     );
     busy += performance.now() - started;
@@ -141,6 +148,7 @@ async function main(): Promise<void> {
       console.log(`${r.inFlight} | ${Math.round(r.perSecond)} | ${r.wrong} | ${r.overloaded} | ${r.decided} | ${Math.round(r.p50)} | ${Math.round(r.p99)}`);
     }
   }
+  for (const [why, n] of wrongReasons) console.log(`wrong (${n}): ${why}`);
   const overloadedTotal = stats().overloaded;
   await engine.stop();
   await rm(dir, { recursive: true, force: true });
