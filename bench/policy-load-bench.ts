@@ -51,6 +51,8 @@ interface LevelResult {
   overloaded: number;
   p50: number;
   p99: number;
+  /** CPU time of the whole process (main thread and workers) per decided decision, µs. */
+  cpuPerDecision: number;
 }
 
 function pack(): string {
@@ -92,6 +94,7 @@ async function level(engine: PolicyEngine, inFlight: number, minDecisions = MIN_
   let decided = 0;
   const latencies: number[] = [];
   let busy = 0;
+  const cpu = process.cpuUsage();
   for (let w = 0; w < waves; w++) {
     const list = Array.from({ length: inFlight }, event);
     const started = performance.now();
@@ -115,8 +118,10 @@ async function level(engine: PolicyEngine, inFlight: number, minDecisions = MIN_
     busy += performance.now() - started;
   }
   await engine.flush();
+  const used = process.cpuUsage(cpu);
   latencies.sort((a, b) => a - b);
-  return { inFlight, decided, perSecond: decided / (busy / 1000), wrong, overloaded, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const cpuPerDecision = (used.user + used.system) / decided;
+  return { inFlight, decided, perSecond: decided / (busy / 1000), wrong, overloaded, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuPerDecision };
 }
 
 async function main(): Promise<void> {
@@ -142,10 +147,10 @@ async function main(): Promise<void> {
     console.log(`CALLGRIND_DONE ${JSON.stringify(r)}`);
     await lines.next();
   } else {
-    console.log('in flight | decisions/s | wrong | overloaded | decided | p50 µs | p99 µs');
+    console.log('in flight | decisions/s | wrong | overloaded | decided | p50 µs | p99 µs | CPU µs/decision');
     for (const n of levels) {
       const r = await level(engine, n);
-      console.log(`${r.inFlight} | ${Math.round(r.perSecond)} | ${r.wrong} | ${r.overloaded} | ${r.decided} | ${Math.round(r.p50)} | ${Math.round(r.p99)}`);
+      console.log(`${r.inFlight} | ${Math.round(r.perSecond)} | ${r.wrong} | ${r.overloaded} | ${r.decided} | ${Math.round(r.p50)} | ${Math.round(r.p99)} | ${Math.round(r.cpuPerDecision)}`);
     }
   }
   for (const [why, n] of wrongReasons) console.log(`wrong (${n}): ${why}`);
