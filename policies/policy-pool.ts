@@ -23,6 +23,12 @@ export interface PolicyPoolOptions {
 export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 };
 export const DEFAULT_MAX_IN_FLIGHT = 1024;
 export const DEFAULT_MAX_BATCH = 32;
+/**
+ * Fewer queued conditions than this go to one worker, not split among idle
+ * ones: for ordinary conditions (tens of µs) a second hop costs more than
+ * the parallelism saves (bench/README.md, "Issue 12: policies under load").
+ */
+const MIN_SHARE = 8;
 /** The default worker count never exceeds this, however many cores the machine has (each worker holds its own heap). */
 export const MAX_DEFAULT_WORKERS = 8;
 
@@ -69,9 +75,10 @@ interface RunningBatch {
  *   running; one more is refused as `'overloaded'` (the engine's
  *   `policy_overloaded`), not queued and not decided;
  * - a worker is only given work when it is idle, and then everything queued
- *   (up to `maxBatch` conditions, shared out among the idle workers) in one
- *   message: under load, one hop and one copy of each input carry many
- *   conditions; with little queued, a hop carries what there is.
+ *   (up to `maxBatch` conditions, shared out among the idle workers when
+ *   each share is at least `MIN_SHARE`) in one message: under load, one hop
+ *   and one copy of each input carry many conditions; with little queued, a
+ *   hop carries what there is.
  *
  * A condition that overruns its deadline, crashes its worker or exhausts its
  * memory fails closed alone: piscina terminates the worker (and starts a
@@ -207,7 +214,8 @@ export class PolicyPool {
       const idle = this.threads - this.busyWorkers;
       const waiting = this.queue.length - this.queueHead;
       if (waiting === 0) break;
-      const size = Math.min(this.maxBatch, Math.ceil(waiting / idle));
+      // Shared out among the idle workers, but a share below MIN_SHARE conditions costs a hop more than it saves.
+      const size = Math.min(this.maxBatch, waiting, Math.max(MIN_SHARE, Math.ceil(waiting / idle)));
       const batch: QueuedCondition[] = [];
       while (batch.length < size && this.queueHead < this.queue.length) {
         const next = this.queue[this.queueHead++]!;
