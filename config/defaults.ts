@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { KernelConfig } from '../kernel/kernel-config.js';
 import type { ParsedConfig } from './schema.js';
@@ -19,7 +20,7 @@ export interface HookgateConfig extends KernelConfig {
     signing: { secretEnv?: string };
   };
   /** `pathsAreDefault`: the paths were not configured, so a missing default folder just means no policies. */
-  policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; logRawArgs: boolean; hotReload: boolean };
+  policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; maxInFlight: number; logRawArgs: boolean; hotReload: boolean };
   /** `extra`: plugin modules by path (relative to `baseDir`) or package name, loaded when the kernel starts. */
   plugins: { settings: Readonly<Record<string, unknown>>; extra: readonly string[] };
   /**
@@ -64,7 +65,8 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
       pathsAreDefault: parsed.policies?.paths === undefined,
       defaultDecision: parsed.policies?.defaultDecision ?? 'allow',
       deadlineMs: parsed.policies?.deadlineMs ?? 250,
-      maxWorkers: parsed.policies?.maxWorkers ?? 2,
+      maxWorkers: parsed.policies?.maxWorkers ?? defaultPolicyWorkers(),
+      maxInFlight: parsed.policies?.maxInFlight ?? 1024,
       logRawArgs: parsed.policies?.logRawArgs ?? false,
       hotReload: parsed.policies?.hotReload ?? false,
     },
@@ -72,4 +74,9 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
     runtime: { leaseMs: parsed.runtime?.leaseMs ?? 30_000, takeOver: parsed.runtime?.takeOver ?? 'off' },
     plugins: { settings: parsed.plugins?.settings ?? {}, extra: parsed.plugins?.extra ?? [] },
   };
+}
+
+/** One policy worker per core the process may use, at most 8 (each worker holds its own heap); as the engine's own default. */
+function defaultPolicyWorkers(): number {
+  return Math.max(1, Math.min(availableParallelism(), 8));
 }

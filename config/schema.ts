@@ -36,6 +36,7 @@ export const NUMERIC_RANGES = {
   'models.openai.timeoutSeconds': { min: 1, max: 3600, none: 0 },
   'policies.deadlineMs': { min: 10, max: 60_000 },
   'policies.maxWorkers': { min: 1, max: 64 },
+  'policies.maxInFlight': { min: 1, max: 1_000_000 },
   'hooks.handlerTimeoutMs': { min: 10, max: 3_600_000 },
   'runtime.leaseMs': { min: 100, max: 3_600_000 },
 } as const;
@@ -147,7 +148,10 @@ export const ConfigSchema = v.strictObject({
       defaultDecision: v.optional(v.picklist(['allow', 'deny'])),
       /** Per-decision deadline; JSONata's own timeout is 80% of it. */
       deadlineMs: v.optional(integerInRange(NUMERIC_RANGES['policies.deadlineMs'].min, NUMERIC_RANGES['policies.deadlineMs'].max, 'milliseconds')),
+      /** Worker threads for conditions and code policies; default one per core the process may use, at most 8. */
       maxWorkers: v.optional(integerInRange(NUMERIC_RANGES['policies.maxWorkers'].min, NUMERIC_RANGES['policies.maxWorkers'].max, 'worker threads')),
+      /** Decisions queued for or in a worker at once; one more is refused as `policy_overloaded` (default 1,024). */
+      maxInFlight: v.optional(integerInRange(NUMERIC_RANGES['policies.maxInFlight'].min, NUMERIC_RANGES['policies.maxInFlight'].max, 'decisions')),
       logRawArgs: v.optional(booleanLike),
       hotReload: v.optional(booleanLike),
     }),

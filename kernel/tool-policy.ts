@@ -15,6 +15,8 @@ export interface ToolPolicyDecision {
   policyIds: string[];
   /** afterToolCall only: the result rewritten by redactions. */
   redactedResult?: ToolResult;
+  /** A deny no policy decided (the engine had no capacity): the tool result's error classification instead of `hook_denied`. */
+  classification?: 'policy_overloaded';
 }
 
 /** An in-process tool policy set (bound to `ToolPolicies`), asked before webhook controls; the policy engine implements it. */

@@ -9,7 +9,7 @@ import type { PolicyPool } from './policy-pool.js';
 import type { PolicySet } from './policy-set.js';
 import type { CompiledPolicy, CompiledRedaction, PolicyEventName } from './policy-types.js';
 import { compileRe2 } from './re2-compile.js';
-import type { EvaluateOutcome, EvaluateTask, JsonataLimits } from './worker/worker-protocol.js';
+import type { ConditionTask, EvaluateOutcome, JsonataLimits } from './worker/worker-protocol.js';
 
 export interface EvaluationSettings {
   deadlineMs: number;
@@ -26,6 +26,43 @@ export interface PolicyEvaluation extends CombinedDecision {
   redactedResult?: ToolResult;
   latencyMicros: number;
   input: Record<string, unknown>;
+  /**
+   * Set when the pool was at capacity and refused the decision: no policy
+   * decided (no verdicts), the effect is a fail-closed deny with the
+   * `policy_overloaded` reason, and nothing of it belongs in the decision log.
+   */
+  overloaded?: true;
+}
+
+/** The classification of a decision refused because the worker pool was at capacity (not a policy's decision). */
+export const POLICY_OVERLOADED = 'policy_overloaded';
+
+/**
+ * What the model (as the tool result's content) and hooks (`state.reason`)
+ * read for a refused decision: the classification first, then that no policy
+ * decided, what happened to the call, and that it is worth trying again.
+ */
+export function overloadedReason(type: 'beforeToolCall' | 'afterToolCall', capacity: number): string {
+  const full = `the policy engine is at capacity (${capacity.toLocaleString('en-US')} decision${capacity === 1 ? '' : 's'} in flight)`;
+  return type === 'beforeToolCall'
+    ? `${POLICY_OVERLOADED}: ${full}, so no policy evaluated this tool call and it did not run. It may succeed if called again later.`
+    : `${POLICY_OVERLOADED}: ${full}, so no policy checked this tool result and it is withheld. The tool did run.`;
+}
+
+function overloaded(type: 'beforeToolCall' | 'afterToolCall', input: Record<string, unknown>, capacity: number, started: bigint): PolicyEvaluation {
+  return {
+    type,
+    effect: 'deny',
+    decision: 'deny',
+    reason: overloadedReason(type, capacity),
+    policyIds: [],
+    redactions: [],
+    defaulted: false,
+    verdicts: [],
+    input,
+    latencyMicros: Number(process.hrtime.bigint() - started) / 1000,
+    overloaded: true,
+  };
 }
 
 export type EvaluableEvent = { identifier: string; apiName: string; args?: Record<string, unknown>; result?: ToolResult } & object;
@@ -35,8 +72,9 @@ const MAX_ERROR_CHARS = 300;
 /**
  * Decides one event against one policy set. Candidates come from re2 matchers
  * in this thread; those needing a `when`, a reason expression or code go to
- * the pool in parallel under one deadline (`settings.deadlineMs`, or `signal`
- * aborting first). Never rejects: every failure becomes a fail-closed verdict.
+ * the pool together, each under `settings.deadlineMs` from when a worker
+ * starts it (`signal` aborting cancels). Never rejects: every failure becomes
+ * a fail-closed verdict, and a pool at capacity an `overloaded` evaluation.
  * With no candidate it resolves without touching the pool.
  *
  * `fullInput` (default true): the evaluation's `input` is what policies see
@@ -70,7 +108,11 @@ export async function evaluateEvent(
     }
   }
   let verdicts: PolicyVerdict[] = [];
-  if (candidates.length > 0) verdicts = await decideCandidates(pool, settings, candidates, inputs, signal);
+  if (candidates.length > 0) {
+    const decided = await decideCandidates(pool, settings, candidates, inputs, signal);
+    if (decided === 'overloaded') return overloaded(type, options?.fullInput === false ? inputs.digested : inputs.full(), pool.maxInFlight, started);
+    verdicts = decided;
+  }
   const defaultEffect = type === 'beforeToolCall' ? settings.defaultDecision : 'allow';
   const combined = combineVerdicts(verdicts, defaultEffect);
   const input = options?.fullInput === false ? inputs.digested : inputs.full();
@@ -91,7 +133,7 @@ async function decideCandidates(
   candidates: Array<[CompiledPolicy, PolicyEventName]>,
   inputs: PolicyInputs,
   signal: AbortSignal | undefined,
-): Promise<PolicyVerdict[]> {
+): Promise<PolicyVerdict[] | 'overloaded'> {
   const verdicts: PolicyVerdict[] = new Array(candidates.length);
   const remote: number[] = [];
   candidates.forEach(([p], i) => {
@@ -105,41 +147,23 @@ async function decideCandidates(
     for (const i of remote) verdicts[i] = failure(candidates[i]![0], `input is nested deeper than ${settings.maxInputDepth} levels`);
     return verdicts;
   }
-  const controller = new AbortController();
-  let deadlineHit = false;
-  const timer = setTimeout(() => {
-    deadlineHit = true;
-    controller.abort(new Error('deadline'));
-  }, settings.deadlineMs);
-  const onAbort = () => controller.abort(new Error('cancelled'));
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    await Promise.all(
-      remote.map(async (i) => {
-        const [policy, eventType] = candidates[i]!;
-        const task: EvaluateTask = {
-          kind: 'evaluate',
-          key: `${policy.packVersion}:${policy.id}`,
-          policyId: policy.id,
-          when: policy.when,
-          reasonExpr: policy.reason && 'expr' in policy.reason ? policy.reason.expr : undefined,
-          module: policy.module,
-          limits: settings.limits,
-          input: eventType === input.type ? input : { ...input, type: eventType },
-        };
-        try {
-          const out = await pool.run<EvaluateOutcome>(task, controller.signal);
-          verdicts[i] = fromOutcome(policy, out);
-        } catch (err) {
-          verdicts[i] = failure(policy, describeFailure(err, deadlineHit, settings.deadlineMs));
-        }
-      }),
-    );
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  }
+  const conditions: ConditionTask[] = remote.map((i) => {
+    const [policy, eventType] = candidates[i]!;
+    const task: ConditionTask = { key: `${policy.packVersion}:${policy.id}`, policyId: policy.id, limits: settings.limits, input };
+    if (policy.when !== undefined) task.when = policy.when;
+    if (policy.reason && 'expr' in policy.reason) task.reasonExpr = policy.reason.expr;
+    if (policy.module !== undefined) task.module = policy.module;
+    if (eventType !== input.type) task.eventType = eventType;
+    return task;
+  });
+  const pending = pool.evaluate(conditions, settings.deadlineMs, signal);
+  if (pending === 'overloaded') return 'overloaded';
+  const results = await pending;
+  remote.forEach((ci, k) => {
+    const policy = candidates[ci]![0];
+    const r = results[k]!;
+    verdicts[ci] = r.ok ? fromOutcome(policy, r.outcome) : failure(policy, r.failure);
+  });
   return verdicts;
 }
 
@@ -163,14 +187,4 @@ function failure(policy: CompiledPolicy, error: string): PolicyVerdict {
 
 function reasonText(p: CompiledPolicy): string | undefined {
   return p.reason && 'text' in p.reason ? p.reason.text : undefined;
-}
-
-/** Names the failure for a fail-closed reason. */
-export function describeFailure(err: unknown, deadlineHit: boolean, deadlineMs: number): string {
-  const e = err as { name?: string; code?: string; message?: string } | null;
-  const message = e?.message ?? String(err);
-  if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return 'worker ran out of memory (resource limit reached, worker terminated)';
-  if (e?.name === 'AbortError') return deadlineHit ? `timed out after the ${deadlineMs}ms deadline (worker terminated)` : 'cancelled by the caller';
-  if (/worker exited|terminated/i.test(message)) return `worker crashed (${message})`;
-  return `evaluation error: ${message}`;
 }

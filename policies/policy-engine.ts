@@ -8,7 +8,7 @@ import type { ToolResult } from '../kernel/messages.js';
 import type { ToolPolicy, ToolPolicyDecision } from '../kernel/tool-policy.js';
 import type { CanonicalArgs } from '../kernel/tools.js';
 import { buildDecisionRecord, type DecisionLog } from './decision-log.js';
-import { evaluateEvent, type EvaluableEvent, type EvaluationSettings, type PolicyEvaluation } from './evaluate-decision.js';
+import { evaluateEvent, POLICY_OVERLOADED, type EvaluableEvent, type EvaluationSettings, type PolicyEvaluation } from './evaluate-decision.js';
 import { loadPacks, type CodePolicyDescription, type LoadPacksResult } from './load-packs.js';
 import { PolicyPool } from './policy-pool.js';
 import { PolicySet } from './policy-set.js';
@@ -25,7 +25,23 @@ export type PolicyEngineOptions = Partial<HookgateConfig['policies']> & {
   jsonataLimits?: Partial<EvaluationSettings['limits']>;
   /** Inputs nested deeper than this fail closed instead of going to a worker (default 64). */
   maxInputDepth?: number;
+  /** At most this many conditions per worker message (default 32; 1 sends each condition alone). */
+  maxBatch?: number;
 };
+
+/** What the engine counts (`PolicyEngine.stats`). */
+export interface PolicyEngineStats {
+  /** Decisions refused with `policy_overloaded` since the engine was made. */
+  overloaded: number;
+  /** Decisions queued for or running in a worker now. */
+  inFlight: number;
+  /** The capacity (`policies.maxInFlight`). */
+  maxInFlight: number;
+  workers: number;
+}
+
+/** Overload refusals are logged at most this often (each is counted). */
+const OVERLOAD_LOG_INTERVAL_MS = 1000;
 
 export interface ReloadResult {
   ok: boolean;
@@ -42,7 +58,10 @@ export interface ReloadResult {
  * the answer; `flush()` waits for those writes.
  *
  * Fails closed: before `start()`, after `stop()`, or on any evaluation
- * failure the answer is a deny naming the reason.
+ * failure the answer is a deny naming the reason. A decision the worker pool
+ * has no room for (`policies.maxInFlight`) is a deny too, but no policy's:
+ * reason `policy_overloaded`, classification `policy_overloaded`, counted in
+ * `stats()`, logged, and not in the decision log.
  */
 export class PolicyEngine implements ToolPolicy {
   private set: PolicySet = PolicySet.empty();
@@ -56,6 +75,9 @@ export class PolicyEngine implements ToolPolicy {
   private reloading: Promise<ReloadResult> = Promise.resolve({ ok: true, changed: false, errors: [] });
   private watchers: FSWatcher[] = [];
   private watchTimer: NodeJS.Timeout | undefined;
+  private overloadedCount = 0;
+  private overloadedUnlogged = 0;
+  private overloadLoggedAt = -Infinity;
 
   constructor(private readonly options: PolicyEngineOptions = {}) {
     const deadlineMs = options.deadlineMs ?? 250;
@@ -73,10 +95,17 @@ export class PolicyEngine implements ToolPolicy {
       maxInputDepth: options.maxInputDepth ?? 64,
     };
     this.pool = new PolicyPool({
-      maxWorkers: options.maxWorkers ?? 2,
+      maxWorkers: options.maxWorkers,
+      maxInFlight: options.maxInFlight,
+      maxBatch: options.maxBatch,
       resourceLimits: options.resourceLimits,
       onError: (err) => options.logger?.warn('policy worker error', { error: err.message }),
     });
+  }
+
+  /** Overload refusals so far, and the pool's load and size. */
+  stats(): PolicyEngineStats {
+    return { overloaded: this.overloadedCount, inFlight: this.pool.inFlight, maxInFlight: this.pool.maxInFlight, workers: this.pool.workers };
   }
 
   /** The compiled set decisions currently start on. */
@@ -171,8 +200,35 @@ export class PolicyEngine implements ToolPolicy {
   private async evaluateAndRecord(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal: AbortSignal | undefined, fullInput: boolean): Promise<PolicyEvaluation> {
     if (this.state !== 'started') return this.refuse(type, event);
     const evaluation = await evaluateEvent(this.set, this.pool, this.settings, type, event, signal, { fullInput: fullInput || this.logRawArgs });
-    this.record(evaluation);
+    // No policy decided a refused decision: it is counted and logged, never written as a policy's deny.
+    if (evaluation.overloaded) this.noteOverload(type, event);
+    else this.record(evaluation);
     return evaluation;
+  }
+
+  /**
+   * Counts a `policy_overloaded` refusal and logs it, at most once a second
+   * (with how many were refused since the last line), so overload does not
+   * also flood the log.
+   */
+  private noteOverload(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent): void {
+    this.overloadedCount++;
+    this.overloadedUnlogged++;
+    const now = performance.now();
+    if (now - this.overloadLoggedAt < OVERLOAD_LOG_INTERVAL_MS) return;
+    this.overloadLoggedAt = now;
+    const e = event as { operationId?: unknown; toolCallId?: unknown };
+    this.options.logger?.warn('policy decision refused: the worker pool is at capacity (policy_overloaded)', {
+      reason: POLICY_OVERLOADED,
+      event: type,
+      operationId: e.operationId,
+      toolCallId: e.toolCallId,
+      tool: `${event.identifier}/${event.apiName}`,
+      maxInFlight: this.pool.maxInFlight,
+      refusedSinceLastLog: this.overloadedUnlogged,
+      refusedTotal: this.overloadedCount,
+    });
+    this.overloadedUnlogged = 0;
   }
 
   private async decide(type: 'beforeToolCall' | 'afterToolCall', event: EvaluableEvent, signal?: AbortSignal): Promise<ToolPolicyDecision> {
@@ -182,6 +238,7 @@ export class PolicyEngine implements ToolPolicy {
     const decision: ToolPolicyDecision = { effect: e.effect, policyIds: e.policyIds };
     if (e.reason !== undefined) decision.reason = e.reason;
     if (e.redactedResult !== undefined) decision.redactedResult = e.redactedResult;
+    if (e.overloaded) decision.classification = POLICY_OVERLOADED;
     return decision;
   }
 

@@ -176,7 +176,7 @@ async function policyStage(
   for (const policy of deps.policies) {
     if (policy.mayDecide?.('beforeToolCall') === false) continue;
     const decision = await policy.evaluateToolCall(policyEvent, signal);
-    if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.');
+    if (decision.effect === 'deny') return denied(decision.reason ?? 'Blocked by policy.', decision.classification);
     if (decision.effect === 'ask' && !approved) return { kind: 'needs_approval', pending: pendingTool(call, decision.reason) };
   }
   if (deps.dispatcher.mightHandle(op.record.id, 'beforeToolCall', 'control')) return controlStage(deps, op, context);
@@ -220,12 +220,12 @@ function nameOf(call: ToolCall): string {
 }
 
 /** The result of a denied or control-failed call: costs nothing, runs nothing. */
-export function blockedResult(reason: string, classification: 'hook_denied' | 'hook_control_error'): ToolResult {
+export function blockedResult(reason: string, classification: 'hook_denied' | 'hook_control_error' | 'policy_overloaded'): ToolResult {
   return { content: reason, error: classification, executionTime: 0, state: { type: 'blocked', reason }, success: false };
 }
 
-function denied(reason: string): GateVerdict {
-  return { kind: 'denied', result: blockedResult(reason, 'hook_denied'), observed: true };
+function denied(reason: string, classification: 'hook_denied' | 'policy_overloaded' = 'hook_denied'): GateVerdict {
+  return { kind: 'denied', result: blockedResult(reason, classification), observed: true };
 }
 
 function refused(content: string, error: 'tool_not_allowed' | 'tool_not_found' | 'invalid_arguments'): GateVerdict {

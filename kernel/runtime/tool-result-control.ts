@@ -17,7 +17,7 @@ export async function controlResult(deps: RuntimeDeps, op: RunningOperation, con
   for (const policy of deps.policies) {
     if (policy.mayDecide?.('afterToolCall') === false) continue;
     const decision = await policy.evaluateToolResult({ ...context, result: current }, signal);
-    if (decision.effect === 'deny') return blockedResult(decision.reason ?? 'Blocked by policy.', 'hook_denied');
+    if (decision.effect === 'deny') return blockedResult(decision.reason ?? 'Blocked by policy.', decision.classification ?? 'hook_denied');
     if (decision.redactedResult) current = decision.redactedResult;
   }
   if (!deps.dispatcher.mightHandle(op.record.id, 'afterToolCall', 'control')) return current;

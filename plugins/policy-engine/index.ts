@@ -26,6 +26,7 @@ export default definePlugin({
         defaultDecision: config.policies.defaultDecision,
         deadlineMs: config.policies.deadlineMs,
         maxWorkers: config.policies.maxWorkers,
+        maxInFlight: config.policies.maxInFlight,
         logRawArgs: config.policies.logRawArgs,
         hotReload: config.policies.hotReload,
         store: c.resolve(Store),

@@ -6,7 +6,7 @@ import type { CodePolicyDefinition, CodePolicyVerdict, PolicyEventInput } from '
 import { ASK_ON_RESULT, POLICY_EFFECTS } from '../policy-types.js';
 import { BRANCH_RECORDER, branchPoints, jsonataTruthy } from '../authoring/condition-branches.js';
 import type { AstNode } from '../authoring/jsonata-ast.js';
-import type { DescribeOutcome, EvaluateOutcome, EvaluateTask, ExplainOutcome, ExplainTask, JsonataLimits, WorkerTask } from './worker-protocol.js';
+import type { ConditionTask, DescribeOutcome, EvaluateBatchTask, EvaluateOutcome, ExplainOutcome, ExplainTask, JsonataLimits, WorkerTask } from './worker-protocol.js';
 
 /**
  * The piscina worker: evaluates candidate policies. Everything a pack author
@@ -23,27 +23,41 @@ interface CompiledEntry {
 const cache = new LRUCache<string, CompiledEntry>({ max: 2000 });
 let describeCounter = 0;
 
-export default async function run(task: WorkerTask): Promise<EvaluateOutcome | DescribeOutcome | ExplainOutcome | true> {
+export default async function run(task: WorkerTask): Promise<EvaluateOutcome[] | DescribeOutcome | ExplainOutcome | true> {
   if (task.kind === 'ping') return true;
   if (task.kind === 'describe') return describe(task.module);
   if (task.kind === 'explain') return explain(task);
-  try {
-    return await evaluate(task);
-  } catch (err) {
-    return { matched: false, error: errorText(err) };
-  }
+  return evaluateBatch(task);
 }
 
-async function evaluate(task: EvaluateTask): Promise<EvaluateOutcome> {
+/** Evaluates the batch's conditions in order, recording in `progress` which one runs since when (see EvaluateBatchTask). */
+async function evaluateBatch(task: EvaluateBatchTask): Promise<EvaluateOutcome[]> {
+  const { progress, epoch, conditions } = task;
+  const out: EvaluateOutcome[] = new Array(conditions.length);
+  for (let i = 0; i < conditions.length; i++) {
+    Atomics.store(progress, 1 + i, Date.now() - epoch);
+    Atomics.store(progress, 0, 2 * i + 1);
+    try {
+      out[i] = await evaluate(conditions[i]!);
+    } catch (err) {
+      out[i] = { matched: false, error: errorText(err) };
+    }
+    Atomics.store(progress, 0, 2 * i + 2);
+  }
+  return out;
+}
+
+async function evaluate(task: ConditionTask): Promise<EvaluateOutcome> {
   const entry = await compiled(task);
-  if (entry.module) return evaluateModule(entry.module, task.input);
+  const input = task.eventType === undefined ? task.input : { ...task.input, type: task.eventType };
+  if (entry.module) return evaluateModule(entry.module, input);
   if (entry.when) {
-    const value = await entry.when.evaluate(task.input);
+    const value = await entry.when.evaluate(input);
     if (value === undefined || value === false) return { matched: false };
     if (value !== true) return { matched: false, error: `when must return a boolean, got ${describeValue(value)}` };
   }
   if (entry.reason) {
-    const value = await entry.reason.evaluate(task.input);
+    const value = await entry.reason.evaluate(input);
     if (value !== undefined && typeof value !== 'string') return { matched: true, error: `reason must return a string, got ${describeValue(value)}` };
     return { matched: true, reason: value };
   }
@@ -88,7 +102,7 @@ async function evaluateModule(def: CodePolicyDefinition, input: Record<string, u
   return { matched: true, effect: 'redact', reason, redact };
 }
 
-async function compiled(task: EvaluateTask): Promise<CompiledEntry> {
+async function compiled(task: ConditionTask): Promise<CompiledEntry> {
   const hit = cache.get(task.key);
   if (hit) return hit;
   const entry: CompiledEntry = {};

@@ -10,9 +10,8 @@ export interface JsonataLimits {
   sequence: number;
 }
 
-/** Evaluate one candidate policy against one event. */
-export interface EvaluateTask {
-  kind: 'evaluate';
+/** One candidate policy of one decision, as a worker evaluates it. */
+export interface ConditionTask {
   /** `packVersion:policyId`: compiled forms are cached under it in each worker. */
   key: string;
   policyId: string;
@@ -20,7 +19,27 @@ export interface EvaluateTask {
   reasonExpr?: string;
   module?: string;
   limits: JsonataLimits;
+  /** The policy input; conditions of one decision share the object, so a message carries it once. */
   input: Record<string, unknown>;
+  /** Set when the policy sees the event under another type than `input.type` (`onToolCallError`). */
+  eventType?: string;
+}
+
+/**
+ * Several conditions (of one decision or of several queued ones) in one
+ * worker hop, evaluated one after another. `progress` is shared memory the
+ * worker writes as it goes, so the pool can start each condition's deadline
+ * when the worker starts it (not when it was queued) and knows which
+ * condition was running when the worker had to be terminated or died:
+ * `progress[0]` is `2i + 1` while condition `i` runs and `2i + 2` once it is
+ * done; `progress[1 + i]` is when condition `i` started, in ms after `epoch`
+ * (the pool's `Date.now()` when it sent the batch).
+ */
+export interface EvaluateBatchTask {
+  kind: 'evaluateBatch';
+  epoch: number;
+  progress: Int32Array;
+  conditions: ConditionTask[];
 }
 
 /** A code policy's redaction request; patterns are compiled with re2 by the engine. */
@@ -72,4 +91,4 @@ export interface ExplainOutcome {
   branches: Array<[id: number, truthy: boolean]>;
 }
 
-export type WorkerTask = EvaluateTask | DescribeTask | PingTask | ExplainTask;
+export type WorkerTask = EvaluateBatchTask | DescribeTask | PingTask | ExplainTask;

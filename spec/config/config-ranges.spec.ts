@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../config/load-config.js';
+import { NUMERIC_RANGES } from '../../config/schema.js';
+import { readFileSync } from 'node:fs';
 import { isHookgateError } from '../../kernel/errors.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -62,6 +64,47 @@ describe('config: numeric ranges and the sandbox root', function () {
       await withFile('policies:\n  maxWorkers: 1\n');
       assert.equal(load().policies.maxWorkers, 1);
       assert.equal(load({ HOOKGATE_POLICIES__MAX_WORKERS: '64' }).policies.maxWorkers, 64);
+    });
+  });
+
+  it("every numeric key is documented in the README's table of ranges, with its bounds", () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const rows = new Map(readme.split('\n').flatMap((line) => {
+      const m = /^\| `([\w.]+)` \| (.*) \| (.*) \|$/.exec(line);
+      return m ? [[m[1]!, m[2]!] as const] : [];
+    }));
+    const fmt = (n: number) => n.toLocaleString('en-US');
+    const problems = Object.entries(NUMERIC_RANGES).flatMap(([key, range]) => {
+      const row = rows.get(key);
+      if (row === undefined) return [`${key} has no row`];
+      return row.includes(`${fmt(range.min)} to ${fmt(range.max)}`) ? [] : [`${key}: the row does not say ${fmt(range.min)} to ${fmt(range.max)} (${row})`];
+    });
+    assert.deepEqual(problems, []);
+  });
+
+  describe('policies.maxWorkers default', () => {
+    it('is one worker per core the process may use, at most 8', async () => {
+      await withFile('policies: {}\n');
+      assert.equal(load().policies.maxWorkers, Math.max(1, Math.min(os.availableParallelism(), 8)));
+    });
+  });
+
+  describe('policies.maxInFlight', () => {
+    for (const bad of ['0', '-1', '1.5', '1000001', 'many', '.inf']) {
+      it(`refuses ${bad} naming the key and the allowed range`, async () => {
+        await withFile(`policies:\n  maxInFlight: ${bad}\n`);
+        refused(/^hookgate\.config\.yaml: policies\.maxInFlight: expected (a whole number from 1 to 1,000,000 \(decisions\), got |a number)/);
+      });
+    }
+    it('names the environment variable when it holds the bad value', () => {
+      refused('HOOKGATE_POLICIES__MAX_IN_FLIGHT: policies.maxInFlight: expected a whole number from 1 to 1,000,000 (decisions), got 0', { HOOKGATE_POLICIES__MAX_IN_FLIGHT: '0' });
+    });
+    it('accepts the bounds; defaults to 1,024', async () => {
+      await withFile('policies: {}\n');
+      assert.equal(load().policies.maxInFlight, 1024);
+      await withFile('policies:\n  maxInFlight: 1\n');
+      assert.equal(load().policies.maxInFlight, 1);
+      assert.equal(load({ HOOKGATE_POLICIES__MAX_IN_FLIGHT: '1000000' }).policies.maxInFlight, 1_000_000);
     });
   });
 
