@@ -415,9 +415,8 @@ export class MemoryStore implements Store {
     }
     const threads = [...this.threads.values()];
     for (let i = 0; i < threads.length; i += batch) {
-      if (options.signal?.aborted || this.closed) break;
       if (i > 0) await yieldToEventLoop();
-      if (this.closed) break;
+      if (options.signal?.aborted || this.closed) break;
       // Looked at again each batch: operations may have started, parked or finished meanwhile.
       let newest: string | undefined;
       const waitedOn = new Set<string>(); // parents of unfinished operations
