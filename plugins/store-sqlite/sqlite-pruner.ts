@@ -37,8 +37,8 @@ function prepare(db: Database.Database) {
       'SELECT seq, agent_id FROM operations WHERE seq < ? ORDER BY seq DESC LIMIT ?',
     ),
     maxOperationSeq: db.prepare<[], number | null>('SELECT MAX(seq) FROM operations').pluck(),
-    operationsAfter: db.prepare<[number, number], { seq: number; thread_seq: number; status: OperationStatus }>(
-      'SELECT seq, thread_seq, status FROM operations WHERE seq > ? ORDER BY seq LIMIT ?',
+    operationsBetween: db.prepare<[number, number, number], { seq: number; thread_seq: number; status: OperationStatus }>(
+      'SELECT seq, thread_seq, status FROM operations WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
     ),
     threadOperations: db.prepare<[number], ThreadOperationRow>(
       'SELECT seq, id, agent_id, status, updated_at, parent_operation_id FROM operations WHERE thread_seq = ?',
@@ -118,12 +118,15 @@ export class SqlitePruner {
 
     const thresholds = await this.countThresholds(policy);
     if (thresholds === undefined) return counts;
+    // The pass looks at the operations that exist when it starts: on a busy store each batch would otherwise find
+    // the operation started meanwhile and the pass would never end (a new operation is not expired anyway).
+    const end = this.host.batch((db) => this.s(db).maxOperationSeq.get()) ?? 0;
     // Threads judged in this pass that must stay (or, on a dry run, were counted): each is judged once.
     const judged = new Set<number>();
     let cursor = 0;
     for (let first = true; !stopped(); first = false) {
       if (!first) await yieldToEventLoop();
-      const next = this.host.batch((db) => this.withoutForeignKeys(db, () => db.transaction(() => this.pruneBatch(policy, thresholds, judged, cursor, batch, now, dryRun, counts)).immediate()));
+      const next = this.host.batch((db) => this.withoutForeignKeys(db, () => db.transaction(() => this.pruneBatch(policy, thresholds, judged, cursor, end, batch, now, dryRun, counts)).immediate()));
       if (next === undefined) break;
       if (!dryRun) this.host.committed();
       if (next === null) break;
@@ -168,11 +171,11 @@ export class SqlitePruner {
     }
   }
 
-  /** One transaction: judges the threads of the next `batch` operations after `cursor`. Resolves to the new cursor, or null at the end. */
-  private pruneBatch(policy: RetentionPolicy, thresholds: ReadonlyMap<string, number>, judged: Set<number>, cursor: number, batch: number,
+  /** One transaction: judges the threads of the next `batch` operations after `cursor` (up to `end`). Resolves to the new cursor, or null at the end. */
+  private pruneBatch(policy: RetentionPolicy, thresholds: ReadonlyMap<string, number>, judged: Set<number>, cursor: number, end: number, batch: number,
     now: number, dryRun: boolean, counts: PruneCounts): number | null {
     const s = this.statements!;
-    const rows = s.operationsAfter.all(cursor, batch);
+    const rows = s.operationsBetween.all(cursor, end, batch);
     if (rows.length === 0) return null;
     const newest = s.maxOperationSeq.get() ?? 0;
     for (const row of rows) {

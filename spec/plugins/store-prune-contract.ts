@@ -206,6 +206,24 @@ export function describePruneContract(current: () => Store): void {
       assert.deepEqual((await store.listOperations()).map((o) => o.id), ['op-late', 'op-newest', 'op-30']);
     });
 
+    it('ends on a busy store: operations started during the pass are not chased', async () => {
+      for (let i = 1; i <= 5; i++) await operation(`op-${i}`, 'done');
+      await sentinel();
+      let finished = false;
+      const pass = store.prune({ maxOperations: 1 }, { batchSize: 1 }).then((counts) => {
+        finished = true;
+        return counts;
+      });
+      // A new operation between every two batches, as a server that keeps starting conversations; bounded here.
+      let started = 0;
+      while (!finished && started < 100) {
+        await store.createOperation({ id: `op-busy-${++started}`, agentId: 'agent-a', agent: {}, context: {}, state: state() }, [], []);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.ok(finished, `the pass ended (${started} operations started meanwhile)`);
+      assert.equal((await pass).operations, 4, 'op-1 to op-4: op-5 is agent-a\'s newest when the pass starts');
+    });
+
     it('stops between batches when its signal is aborted; what went stays gone', async () => {
       for (let i = 1; i <= 12; i++) await operation(`op-${String(i).padStart(2, '0')}`, 'done');
       await sentinel();
