@@ -60,8 +60,9 @@ function prepare(db: Database.Database) {
       `SELECT t.seq, t.agent_id, t.updated_at FROM threads t WHERE t.seq > ? AND t.seq <= ?
        AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.thread_seq = t.seq)`,
     ),
+    // The subquery is not correlated: SQLite reads operations once into a temporary index (there is none on agent_seq).
     unusedAgentDefinitions: db.prepare(
-      'DELETE FROM agent_definitions WHERE NOT EXISTS (SELECT 1 FROM operations o WHERE o.agent_seq = agent_definitions.seq)',
+      'DELETE FROM agent_definitions WHERE seq NOT IN (SELECT agent_seq FROM operations WHERE agent_seq IS NOT NULL)',
     ),
     // The (N+1)-th newest decision, in listDecisions order: it and everything older is beyond maxEntries.
     decisionAtOffset: db.prepare<[number], { created_at: string; seq: number }>(
@@ -135,7 +136,8 @@ export class SqlitePruner {
     if (!stopped()) await this.pruneEmptyThreads(policy, batch, now, dryRun, counts, stopped);
     if (!stopped()) await this.pruneDecisions(policy, batch, now, dryRun, counts, stopped);
     if (!dryRun && counts.operations > 0 && !stopped()) {
-      this.host.batch((db) => this.s(db).unusedAgentDefinitions.run());
+      // Foreign keys off: each deleted definition would otherwise scan operations for rows that point at it (none do).
+      this.host.batch((db) => this.withoutForeignKeys(db, () => this.s(db).unusedAgentDefinitions.run()));
       this.host.committed();
     }
     if (!dryRun && !stopped()) counts.reclaimedBytes = await this.vacuum(stopped);
