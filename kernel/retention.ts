@@ -68,6 +68,7 @@ export interface PruneCounts {
 /** Operations and decisions looked at per transaction by default. */
 export const DEFAULT_PRUNE_BATCH = 200;
 
+/** Counts of a pass that removed nothing: where a store's `prune` starts counting. */
 export function emptyPruneCounts(): PruneCounts {
   return { threads: 0, operations: 0, messages: 0, steps: 0, hooks: 0, decisions: 0, reclaimedBytes: 0 };
 }
