@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { PLUGIN_ID_PATTERN } from '../kernel/plugin.js';
+import { RetentionSchema } from './retention-schema.js';
 
 /** Accepts a number, or a numeric string (as env vars give). */
 const numberLike = v.union(
@@ -179,6 +180,8 @@ export const ConfigSchema = v.strictObject({
       takeOver: v.optional(v.picklist(TAKE_OVER_MODES, `expected one of ${TAKE_OVER_MODES.join(', ')}`)),
     }),
   ),
+  /** What the store keeps: finished threads by age and count per agent, the decision log by age and count (retention-schema.ts). */
+  retention: v.optional(RetentionSchema),
   plugins: v.optional(
     v.strictObject({
       /**

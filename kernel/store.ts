@@ -1,5 +1,6 @@
 import type { Message, ToolResult, Usage, ToolCall } from './messages.js';
 import type { PendingTool, StepKind, TerminalReason } from './hooks/hook-types.js';
+import type { PruneCounts, PruneOptions, RetentionPolicy } from './retention.js';
 
 /**
  * The one store every hook vocabulary and every worker shares. All methods are
@@ -324,6 +325,15 @@ export interface Store {
   recordDecision(decision: DecisionRecord): Promise<void>;
   /** Newest first. */
   listDecisions(filter?: DecisionFilter): Promise<DecisionRecord[]>;
+  /**
+   * Removes what `policy` no longer keeps (kernel/retention.ts says what is
+   * safe to remove: finished threads only, never anything a running or parked
+   * operation needs) and the decisions beyond the decision log's limits, in
+   * batches of `options.batchSize` with other calls served between them; then
+   * gives freed space back to the file system where the store has a file.
+   * Resolves to what went, by kind (with `dryRun`, what would go).
+   */
+  prune(policy: RetentionPolicy, options?: PruneOptions): Promise<PruneCounts>;
   /** The schema version this store writes. */
   readonly schemaVersion: number;
 }

@@ -6,13 +6,14 @@ import modelScripted from './model-scripted/index.js';
 import policyEngine from './policy-engine/index.js';
 import { loadPluginModules } from './plugin-modules.js';
 import storeMemory from './store-memory/index.js';
+import storeRetention from './store-retention/index.js';
 import storeSqlite from './store-sqlite/index.js';
 import toolsBuiltin from './tools-builtin/index.js';
 import transportFetch from './transport-fetch/index.js';
 import transportQstash from './transport-qstash/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, toolsBuiltin, transportFetch, transportQstash, policyEngine];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, toolsBuiltin, transportFetch, transportQstash, policyEngine, storeRetention];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:

@@ -8,6 +8,7 @@ import { choiceList, choiceOption, portNumber, wholeNumber } from './option-valu
 import { packageVersion } from './package-version.js';
 import { decideCommand, runCommand } from './run-command.js';
 import { abortCommand, resumeCommand } from './recovery-commands.js';
+import { pruneCommand } from './prune-command.js';
 import { storeName } from './store-name.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
@@ -162,6 +163,15 @@ export function buildProgram(): Command {
           return EXIT.ok;
         }),
       );
+    });
+
+  program
+    .command('prune')
+    .description("remove what the config's retention no longer keeps (finished threads by age and count per agent, old decisions) and reclaim the space; the store-retention plugin does the same every retention.interval")
+    .option('--dry-run', 'count what would go, remove nothing')
+    .option('--json', 'print JSON')
+    .action(async (opts) => {
+      exitWith(await session.withKernel((k) => pruneCommand(k, { dryRun: opts.dryRun, json: opts.json })));
     });
 
   addPolicyCommands(program, (body) => session.withKernel(body));

@@ -5,7 +5,18 @@ import { jsonCopy as copy } from '../../kernel/json-copy.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
 import { leaseWindow } from '../../kernel/lease-window.js';
-import { defaultThreadId, UNFINISHED_STATUSES } from '../../kernel/store.js';
+import { defaultThreadId, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../../kernel/store.js';
+import {
+  decisionCutoff,
+  DEFAULT_PRUNE_BATCH,
+  emptyPruneCounts,
+  isExpired,
+  limitsFor,
+  yieldToEventLoop,
+  type PruneCounts,
+  type PruneOptions,
+  type RetentionPolicy,
+} from '../../kernel/retention.js';
 import type {
   DecisionFilter,
   DecisionRecord,
@@ -377,6 +388,116 @@ export class MemoryStore implements Store {
     // Walked newest-inserted first; a stable sort keeps that order among equal timestamps.
     matches.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
     return copy(applyLimit(matches, filter.limit));
+  }
+
+  /**
+   * Removes finished threads beyond the policy (kernel/retention.ts) with
+   * their operations, messages, steps, hooks and leases, and the decisions
+   * beyond the decision log's limits: the same judgement as store-sqlite, so
+   * a long-lived process holds a bounded amount. Threads are judged
+   * `batchSize` at a time, with the event loop turned between batches;
+   * each thread's operations are looked at again when its batch runs.
+   */
+  async prune(policy: RetentionPolicy, options: PruneOptions = {}): Promise<PruneCounts> {
+    this.assertOpen();
+    const now = options.now ?? Date.now();
+    const batch = Math.max(1, options.batchSize ?? DEFAULT_PRUNE_BATCH);
+    const counts = emptyPruneCounts();
+    // Operations past their agent's count, newest first per agent. New operations started during the pass only
+    // push older ones further back, so this set stays on the safe side.
+    const beyondCount = new Set<string>();
+    const ranks = new Map<string, number>();
+    for (const op of [...this.operations.values()].reverse()) {
+      const rank = (ranks.get(op.agentId) ?? 0) + 1;
+      ranks.set(op.agentId, rank);
+      const max = limitsFor(policy, op.agentId).maxOperations;
+      if (max !== undefined && rank > max) beyondCount.add(op.id);
+    }
+    const threads = [...this.threads.values()];
+    for (let i = 0; i < threads.length; i += batch) {
+      if (i > 0) await yieldToEventLoop();
+      if (options.signal?.aborted || this.closed) break;
+      // Looked at again each batch: operations may have started, parked or finished meanwhile.
+      let newest: string | undefined;
+      const waitedOn = new Set<string>(); // parents of unfinished operations
+      for (const op of this.operations.values()) {
+        newest = op.id;
+        if (op.parentOperationId !== undefined && UNFINISHED_STATUSES.has(op.status)) waitedOn.add(op.parentOperationId);
+      }
+      for (const thread of threads.slice(i, i + batch)) {
+        if (this.threads.get(thread.record.id) !== thread || !this.prunable(thread, policy, beyondCount, newest, waitedOn, now)) continue;
+        this.countThread(thread, counts);
+        if (!options.dryRun) this.removeThread(thread);
+      }
+    }
+    if (!options.signal?.aborted && !this.closed) this.pruneDecisions(policy, now, options.dryRun === true, counts);
+    return counts;
+  }
+
+  /** Whether the whole thread may go (kernel/retention.ts): finished, expired, nothing unfinished needs it. */
+  private prunable(thread: StoredThread, policy: RetentionPolicy, beyondCount: ReadonlySet<string>, newest: string | undefined, waitedOn: ReadonlySet<string>, now: number): boolean {
+    if (thread.operationIds.length === 0) {
+      const age = limitsFor(policy, thread.record.agentId).maxAgeMs;
+      return age !== undefined && Date.parse(thread.record.updatedAt) < now - age;
+    }
+    for (const id of thread.operationIds) {
+      const op = this.operations.get(id)!;
+      if (id === newest || !TERMINAL_STATUSES.has(op.status)) return false;
+      if (!isExpired(limitsFor(policy, op.agentId), op.updatedAt, beyondCount.has(id), now)) return false;
+      const parent = op.parentOperationId === undefined ? undefined : this.operations.get(op.parentOperationId);
+      if (parent && UNFINISHED_STATUSES.has(parent.status)) return false;
+      // A child still running or parked publishes into (or is waited for by) this operation.
+      if (waitedOn.has(id)) return false;
+    }
+    return true;
+  }
+
+  private countThread(thread: StoredThread, counts: PruneCounts): void {
+    counts.threads += 1;
+    counts.operations += thread.operationIds.length;
+    counts.messages += thread.messages.length;
+    for (const id of thread.operationIds) {
+      counts.steps += this.steps.get(id)?.length ?? 0;
+      counts.hooks += this.hooks.get(id)?.length ?? 0;
+    }
+  }
+
+  private removeThread(thread: StoredThread): void {
+    for (const m of thread.messages) this.messageIds.delete(m.id);
+    for (const id of thread.operationIds) {
+      this.operations.delete(id);
+      this.messages.delete(id);
+      this.steps.delete(id);
+      this.hooks.delete(id);
+      this.leases.delete(id);
+    }
+    this.threads.delete(thread.record.id);
+  }
+
+  /** Drops decisions older than the log's maxAge and beyond its newest maxEntries (listDecisions order). */
+  private pruneDecisions(policy: RetentionPolicy, now: number, dryRun: boolean, counts: PruneCounts): void {
+    const cutoff = decisionCutoff(policy, now);
+    const maxEntries = policy.decisionLog?.maxEntries;
+    if (cutoff === undefined && maxEntries === undefined) return;
+    const drop = new Set<number>();
+    if (cutoff !== undefined) this.decisions.forEach((d, i) => d.createdAt < cutoff && drop.add(i));
+    if (maxEntries !== undefined && this.decisions.length > maxEntries) {
+      // Newest first as listDecisions orders them: by createdAt, then by insertion.
+      const order = this.decisions.map((_, i) => i).sort((a, b) => {
+        const x = this.decisions[a]!.createdAt;
+        const y = this.decisions[b]!.createdAt;
+        return x < y ? 1 : x > y ? -1 : b - a;
+      });
+      for (const i of order.slice(maxEntries)) drop.add(i);
+    }
+    counts.decisions += drop.size;
+    if (dryRun || drop.size === 0) return;
+    const kept = this.decisions.filter((d, i) => {
+      if (!drop.has(i)) return true;
+      this.decisionIds.delete(d.id);
+      return false;
+    });
+    this.decisions.splice(0, this.decisions.length, ...kept);
   }
 
   /** A copy of `agent`, or the shared frozen copy of a deep-frozen one. */

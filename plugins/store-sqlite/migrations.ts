@@ -6,7 +6,15 @@ export interface Migration {
   readonly version: number;
   readonly description: string;
   readonly sql: string;
+  /**
+   * Work that cannot run inside a transaction (VACUUM), run before the migration's own transaction. It must be
+   * idempotent: a crash between it and the version bump runs it again on the next open.
+   */
+  readonly beforeTransaction?: (db: Database.Database) => void;
 }
+
+/** `PRAGMA auto_vacuum` value of INCREMENTAL: freed pages stay in the file until `incremental_vacuum` hands them back. */
+export const AUTO_VACUUM_INCREMENTAL = 2;
 
 /**
  * The schema history, oldest first. JSON columns are TEXT; timestamps are ISO
@@ -316,6 +324,23 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       ALTER TABLE operations ADD COLUMN lease_expires_at INTEGER;
     `,
   },
+  {
+    version: 7,
+    description: 'retention: auto_vacuum = INCREMENTAL, so space a prune frees can be given back to the file system',
+    // A prune deletes whole threads, which leaves free pages inside the file; with auto_vacuum = INCREMENTAL
+    // (pointer-map pages that say which page points where) `PRAGMA incremental_vacuum` moves pages from the end of
+    // the file into the free ones and truncates it, a slice at a time. The mode can only change while the file has
+    // no tables or through a VACUUM, which cannot run in a transaction: a new database gets it before its first table
+    // (open-database.ts), an existing one through this one-time VACUUM (it rewrites the whole file, so it takes a
+    // while on a large one and needs as much free disk space again). No table changes: rowids and INTEGER PRIMARY
+    // KEYs (every key this schema uses) keep their values through a VACUUM.
+    sql: '',
+    beforeTransaction(db) {
+      if ((db.pragma('auto_vacuum', { simple: true }) as number) === AUTO_VACUUM_INCREMENTAL) return;
+      db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
+      db.exec('VACUUM');
+    },
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -336,10 +361,11 @@ export function applyMigrations(
   let version = fromVersion;
   for (const migration of migrations) {
     if (migration.version <= version) continue;
+    if (migration.beforeTransaction && (db.pragma('user_version', { simple: true }) as number) < migration.version) migration.beforeTransaction(db);
     // The version is read again under the write lock: another process opening the same file may have applied it.
     const applied = db.transaction(() => {
       if ((db.pragma('user_version', { simple: true }) as number) >= migration.version) return false;
-      db.exec(migration.sql);
+      if (migration.sql.trim() !== '') db.exec(migration.sql);
       db.pragma(`user_version = ${migration.version}`);
       return true;
     }).immediate();

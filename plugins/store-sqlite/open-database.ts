@@ -3,7 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { HookgateError } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
-import { applyMigrations, LATEST_SCHEMA_VERSION } from './migrations.js';
+import { applyMigrations, AUTO_VACUUM_INCREMENTAL, LATEST_SCHEMA_VERSION } from './migrations.js';
 import { corruptError, isCorruptionError } from './sqlite-errors.js';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
@@ -36,6 +36,8 @@ export function openDatabase(file: string, logger?: Logger): Database.Database {
     // A new database gets 2 KB pages: every commit writes whole pages to the WAL, and a step's rows are small, so
     // smaller pages mean fewer bytes per commit (about 20% less time per step here). Existing files keep theirs.
     if (version === 0 && !inMemory) db.pragma(`page_size = ${NEW_DATABASE_PAGE_SIZE}`);
+    // Set before the first table, so a new database needs no VACUUM for it (migration 7 says why).
+    if (version === 0) db.pragma(`auto_vacuum = ${AUTO_VACUUM_INCREMENTAL}`);
     if (!inMemory) db.pragma('journal_mode = WAL');
     // Checkpoint every ~16 MB of WAL instead of SQLite's 4 MB: a checkpoint copies each page once however often it
     // was rewritten and costs two fsyncs, so fewer, larger ones take less time per step commit.

@@ -25,6 +25,7 @@ import type {
   UserRecord,
 } from '../../kernel/store.js';
 import { defaultThreadId } from '../../kernel/store.js';
+import type { PruneCounts, PruneOptions, RetentionPolicy } from '../../kernel/retention.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { MessageIds } from './message-ids.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
@@ -43,6 +44,7 @@ import {
   toThreadRecord,
 } from './rows.js';
 import { OperationSeqs } from './operation-seqs.js';
+import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
 import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
 
@@ -706,6 +708,24 @@ export class SqliteStore implements Store {
       return (this.dynamic(sql).all(params) as DecisionRow[]).map(toDecisionRecord);
     });
   }
+
+  /**
+   * Removes what the policy no longer keeps, in short transactions with the
+   * event loop turned between them, then gives the freed pages back to the
+   * file system (sqlite-pruner.ts). A store closed during the pass ends it
+   * there; KERNEL_NOT_STARTED / KERNEL_STOPPED when it is not open at the start.
+   */
+  async prune(policy: RetentionPolicy, options: PruneOptions = {}): Promise<PruneCounts> {
+    this.guard(() => undefined);
+    this.pruner ??= new SqlitePruner({
+      batch: (fn) => (this.db ? this.guard(() => fn(this.db!)) : undefined),
+      committed: () => this.committed(undefined),
+      forget: (ids) => ids.forEach((id) => this.seqs.forget(id)),
+    });
+    return this.pruner.run(policy, options);
+  }
+
+  private pruner?: SqlitePruner;
 
   /** The operation's seq, remembered; STORE_NOT_FOUND for an unknown operation. */
   private lookUpSeq(s: Statements, operationId: string): number {

@@ -143,6 +143,7 @@ describe('hookgate exit codes: every command, text and --json', function () {
     await writeFile(path.join(dir, 'broken.yaml'), BROKEN_PACK);
     await writeFile(path.join(dir, 'event.json'), JSON.stringify({ type: 'beforeToolCall', identifier: 'fs', apiName: 'writeFile', args: { path: 'secret.txt' } }));
     await writeFile(path.join(dir, 'bad-event.json'), '{ not json');
+    await writeFile(path.join(dir, 'bad-retention.yaml'), 'retention: { maxOperations: 0 }\n');
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
@@ -239,6 +240,9 @@ describe('hookgate exit codes: every command, text and --json', function () {
     { command: 'operations', situation: 'a status that does not exist', code: 2, modes: BOTH, args: async (m) => ['operations', '--status', 'bogus', ...json(m)] },
     { command: 'show', situation: 'a stored operation', code: 0, modes: BOTH, args: async (m) => ['show', await finished('done.yaml'), ...json(m)] },
     { command: 'show', situation: 'an unknown operation', code: 2, modes: BOTH, args: async (m) => ['show', 'op_nope', ...json(m)] },
+    { command: 'prune', situation: 'a pass by the config\'s retention (none configured: nothing removed)', code: 0, modes: BOTH, args: async (m) => ['prune', ...json(m)] },
+    { command: 'prune', situation: '--dry-run', code: 0, modes: BOTH, args: async (m) => ['prune', '--dry-run', ...json(m)] },
+    { command: 'prune', situation: 'a retention value outside its range', code: 2, modes: BOTH, args: async (m) => ['prune', '--config', 'bad-retention.yaml', ...json(m)] },
     { command: 'decisions', situation: 'queries the decision log', code: 0, modes: BOTH, args: async (m) => ['decisions', '--effect', 'deny', ...json(m)] },
     { command: 'decisions', situation: 'a limit that is not a number', code: 2, modes: BOTH, args: async (m) => ['decisions', '--limit', 'abc', ...json(m)] },
     // policy

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { isHookgateError } from '../../kernel/errors.js';
 import type { ErrorCode } from '../../kernel/error-catalog.js';
 import type { DecisionRecord, NewOperation, OperationState, Store } from '../../kernel/store.js';
+import { describePruneContract } from './store-prune-contract.js';
 
 /** Asserts a promise rejects with a HookgateError of `code`, and returns the error. */
 export async function rejectsWithCode(promise: Promise<unknown>, code: ErrorCode): Promise<Error> {
@@ -862,6 +863,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.equal((await store.listDecisions())[0]!.policies.length, 1);
       });
     });
+
+    describePruneContract(() => store);
 
     describe('lifecycle', () => {
       it('rejects calls after close with KERNEL_STOPPED, and close twice is fine', async () => {
