@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import RE2 from 're2';
 import { matchShape, wellFormedKey } from './match-shape.js';
 import type { CompiledPolicy } from './policy-types.js';
@@ -6,6 +7,14 @@ type RE2Set = InstanceType<typeof RE2.Set>;
 
 /** Patterns per RE2.Set of the residual matchers (one set of 100,000 patterns does not compile within re2's memory budget). */
 export const RESIDUAL_SET_SIZE = 2048;
+
+/**
+ * Bounds of the memo of residual answers per tool name: entries, and their
+ * total size in positions (+1 each), so a name that many residual patterns
+ * accept counts for what it holds. A miss costs one pass of the residual sets
+ * (which is all a lookup without the memo would cost), never the rule count.
+ */
+export const RESIDUAL_MEMO = { names: 16_384, positions: 1 << 20 };
 
 interface PrefixEntry {
   position: number;
@@ -31,9 +40,10 @@ interface ExactEntry {
  * - literal prefixes (`^fs/`) are looked up by length: one map probe per distinct
  *   prefix length, re2 only for the policies whose pattern goes on after the prefix;
  * - only what is left (unanchored or otherwise unreadable patterns) runs through
- *   re2, as `RE2.Set`s of up to `RESIDUAL_SET_SIZE` patterns (one pass each).
+ *   re2, as `RE2.Set`s of up to `RESIDUAL_SET_SIZE` patterns (one pass each),
+ *   its answer per name kept in a bounded LRU memo (`RESIDUAL_MEMO`).
  *
- * Immutable; `lookup` answers shared arrays, which callers must not change.
+ * Its answers never change; `lookup` answers shared arrays, which callers must not change.
  */
 export class ToolMatchIndex {
   private readonly everyToolPositions: number[] = [];
@@ -43,6 +53,12 @@ export class ToolMatchIndex {
   /** The distinct prefix lengths (UTF-16 units), ascending. */
   private readonly prefixLengths: number[];
   private readonly residual: Array<{ set: RE2Set; positions: number[] }> = [];
+  /**
+   * The residual sets' answer per name: a case-insensitive or unanchored
+   * pattern costs re2 several µs per call even in a small set, and agents call
+   * the same few tools over and over.
+   */
+  private readonly residualMemo = new LRUCache<string, number[]>({ max: RESIDUAL_MEMO.names, maxSize: RESIDUAL_MEMO.positions, sizeCalculation: (v) => v.length + 1 });
 
   /** `policies`: one event's policies, in pack order. */
   constructor(private readonly policies: readonly CompiledPolicy[]) {
@@ -100,8 +116,17 @@ export class ToolMatchIndex {
       if (entries === undefined) continue;
       for (const e of entries) if (e.verify === undefined || e.verify.test(name)) out.push(e.position);
     }
-    for (const r of this.residual) for (const i of r.set.match(name)) out.push(r.positions[i]!);
+    if (this.residual.length > 0) for (const i of this.residualPositions(name)) out.push(i);
     return out.length > 1 ? sortedUnique(out) : out;
+  }
+
+  private residualPositions(name: string): readonly number[] {
+    const hit = this.residualMemo.get(name);
+    if (hit !== undefined) return hit;
+    const out: number[] = [];
+    for (const r of this.residual) for (const i of r.set.match(name)) out.push(r.positions[i]!);
+    this.residualMemo.set(name, out);
+    return out;
   }
 
   private withEveryTool(positions: readonly number[]): CompiledPolicy[] {

@@ -4,7 +4,7 @@ import { combineVerdicts, type PolicyVerdict } from '../../policies/combine-deci
 import type { PolicyEvaluation } from '../../policies/evaluate-decision.js';
 import { PolicySet } from '../../policies/policy-set.js';
 import { POLICY_EVENTS, type CompiledPolicy, type PolicyEventName } from '../../policies/policy-types.js';
-import { RESIDUAL_SET_SIZE, ToolMatchIndex } from '../../policies/tool-match-index.js';
+import { RESIDUAL_MEMO, RESIDUAL_SET_SIZE, ToolMatchIndex } from '../../policies/tool-match-index.js';
 import { engineWithPack, toolCall, toolResult } from './support/policy-fixtures.js';
 import {
   NaiveScan,
@@ -96,6 +96,22 @@ describe('policy index: candidates by tool name (equivalence with a plain re2 sc
     for (let i = 0; i < 100_000; i += 997) keys.push(`tool-${i}/run`);
     assertSameCandidates(set, naive, keys);
     assert.deepEqual(ids(set.candidates('beforeToolCall', 'tool-99999/run', {})), ['r-99999']);
+  }).timeout(60_000);
+
+  it(`answers names the residual memo (${RESIDUAL_MEMO.names} names) has dropped as it did the first time`, () => {
+    const rand = seededRandom(14);
+    const names = distinctNames(14, RESIDUAL_MEMO.names + 4000);
+    // Unanchored and case-insensitive patterns only: every lookup goes through the residual sets and the memo.
+    const rules: GeneratedRule[] = [];
+    for (let i = 0; i < 60; i++) {
+      const n = names[Math.floor(rand() * names.length)]!;
+      const part = escapeRe(n.slice(Math.floor(rand() * n.length)).slice(0, 3) || 'x');
+      rules.push({ id: `r-${i}`, match: i % 2 === 0 ? part : `(?i)${part}`, events: ['beforeToolCall'], effect: i % 3 === 0 ? 'allow' : 'deny' });
+    }
+    const { set, naive } = setOf(rules);
+    const first = names.map((n) => ids(set.candidates('beforeToolCall', n, {})));
+    assert.ok(assertSameCandidates(set, naive, [...names, ...names.slice(0, 4000)]) > 4000);
+    names.forEach((n, i) => assert.deepEqual(ids(set.candidates('beforeToolCall', n, {})), first[i]));
   }).timeout(60_000);
 
   it(`splits more than ${RESIDUAL_SET_SIZE} unanchored patterns over several re2 sets and still answers in pack order`, () => {
