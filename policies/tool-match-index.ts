@@ -54,6 +54,12 @@ export class ToolMatchIndex {
   private readonly prefixLengths: number[];
   private readonly residual: Array<{ set: RE2Set; positions: number[] }> = [];
   /**
+   * Whether a key's lone surrogates must become U+FFFD before the map lookups:
+   * only when a name or prefix has a U+FFFD (re2 sees a key's lone surrogate as
+   * one; the residual sets get the key as it is and convert it themselves).
+   */
+  private readonly normalizesKeys: boolean;
+  /**
    * The residual sets' answer per name: a case-insensitive or unanchored
    * pattern costs re2 several µs per call even in a small set, and agents call
    * the same few tools over and over.
@@ -89,6 +95,7 @@ export class ToolMatchIndex {
     });
     this.everyTool = this.everyToolPositions.map((i) => policies[i]!);
     this.prefixLengths = [...new Set([...this.byPrefix.keys()].map((k) => k.length))].sort((a, b) => a - b);
+    this.normalizesKeys = [...exactNames.keys(), ...this.byPrefix.keys()].some((k) => k.includes('\uFFFD'));
     this.addResidual(residualPositions);
     for (const [name, positions] of exactNames) {
       const all = sortedUnique([...positions, ...this.keyedPositions(name)]);
@@ -98,7 +105,7 @@ export class ToolMatchIndex {
 
   /** The policies whose `match` accepts `key`, in pack order (a shared array: do not change it). */
   lookup(key: string): readonly CompiledPolicy[] {
-    const name = wellFormedKey(key);
+    const name = this.normalizesKeys ? wellFormedKey(key) : key;
     const exact = this.exact.get(name);
     if (exact !== undefined) return this.everyTool.length === 0 ? exact.policies : this.withEveryTool(exact.positions);
     if (this.prefixLengths.length === 0 && this.residual.length === 0) return this.everyTool;
