@@ -98,7 +98,7 @@ export class ToolMatchIndex {
     this.normalizesKeys = [...exactNames.keys(), ...this.byPrefix.keys()].some((k) => k.includes('\uFFFD'));
     this.addResidual(residualPositions);
     for (const [name, positions] of exactNames) {
-      const all = sortedUnique([...positions, ...this.keyedPositions(name)]);
+      const all = sortedUnique([...positions, ...this.keyedPositions(name, false)]);
       this.exact.set(name, { positions: all, policies: all.map((i) => policies[i]!) });
     }
   }
@@ -114,8 +114,8 @@ export class ToolMatchIndex {
     return this.withEveryTool(positions);
   }
 
-  /** Positions of the prefix and residual policies that accept `name`, ascending. */
-  private keyedPositions(name: string): number[] {
+  /** Positions of the prefix and residual policies that accept `name`, ascending (`memo`: false at load, for exact names). */
+  private keyedPositions(name: string, memo = true): number[] {
     const out: number[] = [];
     for (const length of this.prefixLengths) {
       if (length > name.length) break;
@@ -123,16 +123,16 @@ export class ToolMatchIndex {
       if (entries === undefined) continue;
       for (const e of entries) if (e.verify === undefined || e.verify.test(name)) out.push(e.position);
     }
-    if (this.residual.length > 0) for (const i of this.residualPositions(name)) out.push(i);
+    if (this.residual.length > 0) for (const i of this.residualPositions(name, memo)) out.push(i);
     return out.length > 1 ? sortedUnique(out) : out;
   }
 
-  private residualPositions(name: string): readonly number[] {
-    const hit = this.residualMemo.get(name);
+  private residualPositions(name: string, memo: boolean): readonly number[] {
+    const hit = memo ? this.residualMemo.get(name) : undefined;
     if (hit !== undefined) return hit;
     const out: number[] = [];
     for (const r of this.residual) for (const i of r.set.match(name)) out.push(r.positions[i]!);
-    this.residualMemo.set(name, out);
+    if (memo) this.residualMemo.set(name, out);
     return out;
   }
 
