@@ -1,15 +1,12 @@
 import RE2 from 're2';
 import type { ArgMatcher, CompiledPack, CompiledPolicy, PolicyEventName } from './policy-types.js';
 import { POLICY_EVENTS } from './policy-types.js';
-
-const CANDIDATE_CACHE_LIMIT = 4096;
+import { ToolMatchIndex } from './tool-match-index.js';
 
 interface EventIndex {
   policies: CompiledPolicy[];
-  /** One re2 pass over `identifier/apiName` for every policy with a `match`. */
-  set?: InstanceType<typeof RE2.Set>;
-  /** Position in `set` for each policy, or -1 when it matches every tool. */
-  slot: number[];
+  /** The policies whose `match` accepts a tool key (exact names, literal prefixes, then re2 for the rest). */
+  byTool: ToolMatchIndex;
   /** One re2 pass per argument string for every `args: { '*': ... }` matcher of this event. */
   anySet?: InstanceType<typeof RE2.Set>;
   /** Position of each policy's `'*'` matcher in `anySet`, or -1. */
@@ -18,7 +15,10 @@ interface EventIndex {
 
 /**
  * An immutable, compiled set of packs. Candidate selection runs in the calling
- * thread with re2 only (linear time in the input), and is cached per tool name.
+ * thread with re2 only (linear time in the input); which policies a tool name
+ * selects comes from an index over the `match` patterns (ToolMatchIndex), so
+ * its cost depends neither on how many distinct tool names are seen nor,
+ * for exact and prefix patterns, on how many rules there are.
  * Swapped as a whole on reload, so a decision that started on a set ends on it.
  */
 export class PolicySet {
@@ -27,7 +27,6 @@ export class PolicySet {
   /** Pack order of each policy (redactions and reasons follow it). */
   readonly order: ReadonlyMap<CompiledPolicy, number>;
   private readonly index = new Map<PolicyEventName, EventIndex>();
-  private readonly cache = new Map<string, CompiledPolicy[]>();
 
   constructor(readonly packs: readonly CompiledPack[]) {
     this.policies = packs.flatMap((p) => p.policies);
@@ -35,8 +34,6 @@ export class PolicySet {
     this.version = packs.map((p) => `${p.name}@${p.version}`).join(',');
     for (const event of POLICY_EVENTS) {
       const policies = this.policies.filter((p) => p.events.has(event));
-      const sources: string[] = [];
-      const slot = policies.map((p) => (p.matchSource === undefined ? -1 : sources.push(p.matchSource) - 1));
       const anySources: string[] = [];
       const anySlot = new Map<CompiledPolicy, number>();
       for (const p of policies) {
@@ -45,8 +42,7 @@ export class PolicySet {
       }
       this.index.set(event, {
         policies,
-        slot,
-        set: sources.length > 0 ? new RE2.Set(sources) : undefined,
+        byTool: new ToolMatchIndex(policies),
         anySet: anySources.length > 0 ? new RE2.Set(anySources) : undefined,
         anySlot,
       });
@@ -63,10 +59,11 @@ export class PolicySet {
    * `'*'` matchers scan every string in `args` and each of `extraStrings()`
    * (the canonical forms of the arguments; asked only when a `'*'` matcher runs).
    */
-  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined, extraStrings?: () => readonly string[]): CompiledPolicy[] {
-    const byTool = this.byTool(event, toolKey);
+  candidates(event: PolicyEventName, toolKey: string, args: Record<string, unknown> | undefined, extraStrings?: () => readonly string[]): readonly CompiledPolicy[] {
+    const idx = this.index.get(event);
+    if (idx === undefined) return [];
+    const byTool = idx.byTool.lookup(toolKey);
     if (byTool.length === 0) return byTool;
-    const idx = this.index.get(event)!;
     // Scanned lazily and once: every argument string against every '*' pattern in one re2 pass.
     let anyHits: Set<number> | undefined;
     const anyMatches = (p: CompiledPolicy): boolean => {
@@ -84,19 +81,6 @@ export class PolicySet {
       else if (ok && filtered !== undefined) filtered.push(p);
     }
     return filtered ?? byTool;
-  }
-
-  private byTool(event: PolicyEventName, toolKey: string): CompiledPolicy[] {
-    const idx = this.index.get(event);
-    if (idx === undefined || idx.policies.length === 0) return [];
-    const key = event + '\u0000' + toolKey;
-    const hit = this.cache.get(key);
-    if (hit !== undefined) return hit;
-    const matched = idx.set ? new Set(idx.set.match(toolKey)) : new Set<number>();
-    const out = idx.policies.filter((_, i) => idx.slot[i] === -1 || matched.has(idx.slot[i]!));
-    if (this.cache.size >= CANDIDATE_CACHE_LIMIT) this.cache.clear();
-    this.cache.set(key, out);
-    return out;
   }
 }
 
