@@ -8,6 +8,7 @@
  *   node dist/bench/step-loop.js [--calls 20,50,100,200] [--rounds 7] [--conversations 100] [--warmup 50] [--rewarm 10]
  *       [--only ai-sdk-7,hookgate-memory] [--callgrind] [--cg-conversations 50] [--cg-warmup 20] [--cg-jobs 1] [--cg-dir <dir>]
  *       [--json] [--no-round-gc]
+ *   node dist/bench/step-loop.js --from-json <saved --json output>      # the tables of a saved run
  *
  * Conversation counts are given for 20 tool calls per conversation; at other
  * lengths each is scaled to the same number of tool calls (x 20 / calls, at
@@ -22,7 +23,7 @@
  * not share a JIT or a heap; the parent alternates their timed rounds. See
  * bench/README.md, sections "Step loop" and "Issue 12".
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +59,8 @@ const { values } = parseArgs({
     'cg-jobs': { type: 'string', default: '1' },
     'cg-dir': { type: 'string' },
     json: { type: 'boolean', default: false },
+    // Prints the tables of a saved --json run instead of measuring.
+    'from-json': { type: 'string' },
     // Children without --expose-gc, so no round starts with a forced gc(): V8's full collection for it drops
     // optimized code, and every round then recompiles the step loop inside its timed window.
     'no-round-gc': { type: 'boolean', default: false },
@@ -65,6 +68,7 @@ const { values } = parseArgs({
 });
 
 if (values.contender !== undefined) await child(values.contender);
+else if (values['from-json'] !== undefined) printReport(JSON.parse(readFileSync(values['from-json'], 'utf8')) as Report);
 else await parent();
 
 /** Child mode: one contender at one length, driven by the parent over stdin/stdout. */

@@ -61,7 +61,7 @@ export async function countInstructions(request: CountRequest): Promise<Instruct
     await child.send({ cmd: 'round', n: 2 * k });
     await control('-d', 'second');
     await child.send({ cmd: 'finish' });
-    await child.exit();
+    await child.end();
   } finally {
     child.kill();
   }

@@ -79,9 +79,12 @@ export class ContenderProcess {
     return this.proc.pid!;
   }
 
-  /** Resolves when the child has exited. */
-  exit(): Promise<void> {
-    return this.exited ? Promise.resolve() : new Promise((resolve) => this.proc.once('exit', () => resolve()));
+  /** Closes the child's stdin (after `finish` it then exits) and resolves when it has exited. */
+  end(): Promise<void> {
+    if (this.exited) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => this.proc.once('exit', () => resolve()));
+    this.proc.stdin!.end();
+    return exited;
   }
 
   kill(): void {
