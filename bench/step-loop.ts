@@ -7,7 +7,7 @@
  *
  *   node dist/bench/step-loop.js [--calls 20,50,100,200] [--rounds 7] [--conversations 100] [--warmup 50] [--rewarm 10]
  *       [--only ai-sdk-7,hookgate-memory] [--callgrind] [--cg-conversations 50] [--cg-warmup 20] [--cg-jobs 1] [--cg-dir <dir>]
- *       [--json] [--no-round-gc]
+ *       [--json] [--save <file.json>] [--no-round-gc]
  *   node dist/bench/step-loop.js --from-json <saved --json output>      # the tables of a saved run
  *
  * Conversation counts are given for 20 tool calls per conversation; at other
@@ -23,7 +23,7 @@
  * not share a JIT or a heap; the parent alternates their timed rounds. See
  * bench/README.md, sections "Step loop" and "Issue 12".
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,9 @@ const { values } = parseArgs({
     'cg-jobs': { type: 'string', default: '1' },
     'cg-dir': { type: 'string' },
     json: { type: 'boolean', default: false },
-    // Prints the tables of a saved --json run instead of measuring.
+    // Writes the report's JSON to this file after every length and after the callgrind runs, so an interrupted run keeps what it measured.
+    save: { type: 'string' },
+    // Prints the tables of a saved --json (or --save) run instead of measuring.
     'from-json': { type: 'string' },
     // Children without --expose-gc, so no round starts with a forced gc(): V8's full collection for it drops
     // optimized code, and every round then recompiles the step loop inside its timed window.
@@ -102,13 +104,18 @@ async function parent(): Promise<void> {
     const load0 = load1();
     const results = await wallClock(specs, options);
     report.lengths.push({ calls, options, load: [load0, load1()], results } satisfies LengthResult);
+    save(report);
   }
   if (values.callgrind) {
     const load0 = load1();
-    report.instructions = await callgrind(specs, lengths);
+    await callgrind(specs, lengths, (count) => {
+      report.instructions.push(count);
+      save(report);
+    });
     report.callgrindLoad = [load0, load1()];
   }
   report.loadAverage = os.loadavg().map((l) => Number(l.toFixed(2)));
+  save(report);
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else printReport(report);
 }
@@ -161,7 +168,7 @@ async function wallClock(specs: Spec[], options: MeasureOptions): Promise<Conten
 }
 
 /** Every contender at every length under callgrind, `--cg-jobs` valgrind processes at a time (the counts do not depend on it). */
-async function callgrind(specs: Spec[], lengths: number[]): Promise<InstructionCount[]> {
+async function callgrind(specs: Spec[], lengths: number[], counted: (count: InstructionCount) => void): Promise<void> {
   const k = positive('cg-conversations', values['cg-conversations']!);
   const warmup = positive('cg-warmup', values['cg-warmup']!, true);
   const jobs = positive('cg-jobs', values['cg-jobs']!);
@@ -169,7 +176,6 @@ async function callgrind(specs: Spec[], lengths: number[]): Promise<InstructionC
   const dir = keep ? path.resolve(values['cg-dir']!) : mkdtempSync(path.join(os.tmpdir(), 'hookgate-callgrind-'));
   mkdirSync(dir, { recursive: true });
   const queue = lengths.flatMap((calls) => specs.map((s) => ({ s, calls })));
-  const counts: InstructionCount[] = [];
   try {
     const worker = async () => {
       for (let job = queue.shift(); job; job = queue.shift()) {
@@ -178,19 +184,22 @@ async function callgrind(specs: Spec[], lengths: number[]): Promise<InstructionC
         log(`callgrind ${s.spec}, ${calls} calls: ${request.warmup} warm-up, then ${request.conversations} + ${2 * request.conversations} conversations`);
         const count = await countInstructions(request);
         log(`callgrind ${s.spec}, ${calls} calls: ${(count.perConversation / 1e6).toFixed(2)} M instructions per conversation (first window ${(count.first / count.conversations / 1e6).toFixed(2)} M)`);
-        counts.push({ ...count, name: s.spec });
+        counted({ ...count, name: s.spec });
       }
     };
     await Promise.all(Array.from({ length: jobs }, worker));
   } finally {
     if (!keep) rmSync(dir, { recursive: true, force: true });
   }
-  return counts;
 }
 
 /** `n` conversations of 20 tool calls, as conversations of `calls` tool calls (at least 1 unless n is 0). */
 function scaled(n: number, calls: number): number {
   return n === 0 ? 0 : Math.max(1, Math.round((n * DEFAULT_TOOL_CALLS) / calls));
+}
+
+function save(report: Report): void {
+  if (values.save !== undefined) writeFileSync(values.save, `${JSON.stringify(report, null, 2)}\n`);
 }
 
 function load1(): number {
