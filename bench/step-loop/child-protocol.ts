@@ -9,7 +9,7 @@ import type { ContenderResult, ContenderSession, RoundResult } from './measure.j
  * hits every contender alike). Replies start with {@link REPLY_PREFIX}; any
  * other stdout line is ignored.
  */
-export type Command = { cmd: 'setup' } | { cmd: 'warmup'; n: number } | { cmd: 'round'; n: number } | { cmd: 'finish' };
+export type Command = { cmd: 'setup' } | { cmd: 'warmup'; n: number } | { cmd: 'round'; n: number; rewarm?: number } | { cmd: 'finish' };
 
 type Reply = { ok: true; round?: RoundResult; result?: ContenderResult } | { ok: false; error: string };
 
@@ -32,7 +32,7 @@ export async function serveCommands(session: ContenderSession): Promise<void> {
           reply({ ok: true });
           break;
         case 'round':
-          reply({ ok: true, round: await session.round(command.n) });
+          reply({ ok: true, round: await session.round(command.n, command.rewarm ?? 0) });
           break;
         case 'finish':
           reply({ ok: true, result: await session.finish() });
@@ -46,14 +46,14 @@ export async function serveCommands(session: ContenderSession): Promise<void> {
   }
 }
 
-/** Parent side: one child process running one contender. */
+/** Parent side: one child process running one contender (`node <execArgs>`, or `<command> <execArgs>`, e.g. under valgrind). */
 export class ContenderProcess {
   private readonly proc: ChildProcess;
   private readonly replies: Array<(r: Reply) => void> = [];
   private exited: string | undefined;
 
-  constructor(readonly name: string, execArgs: string[]) {
-    this.proc = spawn(process.execPath, execArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
+  constructor(readonly name: string, execArgs: string[], command: string = process.execPath) {
+    this.proc = spawn(command, execArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
     createInterface({ input: this.proc.stdout! }).on('line', (line) => {
       if (line.startsWith(REPLY_PREFIX)) this.replies.shift()?.(JSON.parse(line.slice(REPLY_PREFIX.length)) as Reply);
     });
@@ -72,6 +72,19 @@ export class ContenderProcess {
     });
     if (!reply.ok) throw new Error(`contender ${this.name}: ${reply.error}`);
     return reply;
+  }
+
+  /** The child's process id (under valgrind, the id callgrind_control addresses). */
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  /** Closes the child's stdin (after `finish` it then exits) and resolves when it has exited. */
+  end(): Promise<void> {
+    if (this.exited) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => this.proc.once('exit', () => resolve()));
+    this.proc.stdin!.end();
+    return exited;
   }
 
   kill(): void {

@@ -1,16 +1,22 @@
 /**
  * What the step-loop benchmark asks of each contender: one scripted
- * conversation of {@link TOOL_CALLS} tool calls, then a final text.
+ * conversation of `calls` tool calls (one per model turn), then a final text.
  */
 
-/** Tool calls per conversation; the model answers with text on the next turn. */
-export const TOOL_CALLS = 20;
-/** Model calls per conversation: one per tool call, plus the final text turn. */
-export const MODEL_STEPS = TOOL_CALLS + 1;
-/** Model calls plus tool executions per conversation (hookgate's `state.stepIndex`). */
-export const MODEL_AND_TOOL_STEPS = MODEL_STEPS + TOOL_CALLS;
+/** Tool calls per conversation when none is asked for (issue 3's length). */
+export const DEFAULT_TOOL_CALLS = 20;
 
-/** What one finished conversation reports; the harness checks it against the constants above. */
+/** Model calls per conversation: one per tool call, plus the final text turn. */
+export function modelSteps(calls: number): number {
+  return calls + 1;
+}
+
+/** Model calls plus tool executions per conversation (hookgate's `state.stepIndex`). */
+export function modelAndToolSteps(calls: number): number {
+  return modelSteps(calls) + calls;
+}
+
+/** What one finished conversation reports; the harness checks it against the functions above. */
 export interface ConversationCount {
   /** Model calls the run made. */
   modelSteps: number;
@@ -22,7 +28,9 @@ export interface Contender {
   readonly name: string;
   /** One-line description for the report. */
   readonly description: string;
-  /** Builds whatever the conversations share (kernel, store). Awaited once before any timing. */
+  /** Tool calls per conversation this contender was built for. */
+  readonly calls: number;
+  /** Builds whatever the conversations share (kernel, store, the peer package). Awaited once before any timing. */
   setup(): Promise<void>;
   /** Runs one conversation to its end; rejects if it did not end normally. */
   runConversation(index: number): Promise<ConversationCount>;

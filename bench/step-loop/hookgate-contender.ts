@@ -7,7 +7,7 @@ import type { Kernel } from '../../kernel/kernel.js';
 import { definePlugin } from '../../kernel/plugin.js';
 import { ToolSources } from '../../kernel/tokens.js';
 import type { ToolSource } from '../../kernel/tools.js';
-import { MODEL_AND_TOOL_STEPS, MODEL_STEPS, TOOL_CALLS, type ConversationCount, type Contender } from './contender.js';
+import { modelAndToolSteps, modelSteps, type ConversationCount, type Contender } from './contender.js';
 
 const AGENT_ID = 'bench-agent';
 
@@ -16,9 +16,12 @@ const AGENT_ID = 'bench-agent';
  * file in a fresh temp folder (removed by `teardown`). One kernel serves all
  * conversations, like a long-running process; each conversation is one
  * `execAgent` with 16 no-op handlers (one per hook type) awaited with
- * `handle.completed()`.
+ * `handle.completed()`. The model is model-scripted, which keeps no history
+ * of its calls; every turn states its usage (10 prompt, 5 completion tokens,
+ * as the AI SDK contenders' model does), so no turn estimates tokens from
+ * the history.
  */
-export function hookgateContender(store: 'memory' | 'sqlite'): Contender {
+export function hookgateContender(store: 'memory' | 'sqlite', calls: number): Contender {
   let kernel: Kernel | undefined;
   let dir: string | undefined;
   let dbFile: string | undefined;
@@ -53,6 +56,7 @@ export function hookgateContender(store: 'memory' | 'sqlite'): Contender {
 
   return {
     name: `hookgate-${store}`,
+    calls,
     description:
       store === 'memory'
         ? 'createKernel, store-memory, model-scripted, 1 no-op tool, 16 no-op hook handlers'
@@ -64,21 +68,22 @@ export function hookgateContender(store: 'memory' | 'sqlite'): Contender {
       if (store === 'sqlite') env.HOOKGATE_STORE__SQLITE__PATH = dbFile;
       kernel = createKernel({ config: loadConfig({ cwd: dir, env }), plugins: [benchPlugin], env: {} });
       await kernel.start();
+      const usage = { promptTokens: 10, completionTokens: 5 };
       const turns = [
-        ...Array.from({ length: TOOL_CALLS }, (_, i) => ({ toolCalls: [{ identifier: 'bench', apiName: 'noop', args: { i } }] })),
-        { text: 'done' },
+        ...Array.from({ length: calls }, (_, i) => ({ toolCalls: [{ identifier: 'bench', apiName: 'noop', args: { i } }], usage })),
+        { text: 'done', usage },
       ];
-      kernel.agents.define({ id: AGENT_ID, model: { provider: 'scripted', turns }, tools: ['bench/*'], limits: { maxSteps: 100 } });
+      kernel.agents.define({ id: AGENT_ID, model: { provider: 'scripted', turns }, tools: ['bench/*'], limits: { maxSteps: modelAndToolSteps(calls) + 10 } });
     },
     async runConversation(index: number): Promise<ConversationCount> {
       const before = toolRuns;
-      const handle = await kernel!.execAgent({ agentId: AGENT_ID, prompt: `Conversation ${index}: call the tool ${TOOL_CALLS} times.`, hooks });
+      const handle = await kernel!.execAgent({ agentId: AGENT_ID, prompt: `Conversation ${index}: call the tool ${calls} times.`, hooks });
       const record = await handle.completed();
       if (record.reason !== 'done') throw new Error(`hookgate conversation ${index} ended with ${record.reason ?? record.status}: ${record.error?.message ?? ''}`);
       conversations++;
       const steps = record.state.stepIndex;
-      if (steps !== MODEL_AND_TOOL_STEPS) throw new Error(`hookgate conversation ${index} took ${steps} steps, expected ${MODEL_AND_TOOL_STEPS}`);
-      return { modelSteps: record.state.modelTurns ?? MODEL_STEPS, toolSteps: toolRuns - before };
+      if (steps !== modelAndToolSteps(calls)) throw new Error(`hookgate conversation ${index} took ${steps} steps, expected ${modelAndToolSteps(calls)}`);
+      return { modelSteps: record.state.modelTurns ?? modelSteps(calls), toolSteps: toolRuns - before };
     },
     facts() {
       const out: Record<string, number | string> = { hookCallsPerConversation: conversations ? Math.round(hookCalls / conversations) : 0 };

@@ -1,12 +1,16 @@
 import { getHeapStatistics } from 'node:v8';
-import { MODEL_STEPS, TOOL_CALLS, type Contender } from './contender.js';
+import { modelSteps, type Contender } from './contender.js';
 
 export interface MeasureOptions {
+  /** Tool calls per conversation. */
+  calls: number;
   /** Untimed conversations before the first round (JIT warm-up). */
   warmup: number;
   rounds: number;
   /** Conversations per timed round, run one after another. */
   conversations: number;
+  /** Untimed conversations at the start of every round, right before its timed ones (see {@link ContenderSession.round}). */
+  rewarm: number;
 }
 
 export interface RoundResult {
@@ -53,10 +57,15 @@ export class ContenderSession {
 
   /**
    * One timed round. Calls `gc()` first when the process runs with
-   * `--expose-gc` (outside the timed section). Resolves with the round's time.
+   * `--expose-gc`, then runs `rewarm` untimed conversations, then the timed
+   * ones, all without returning to the parent in between: a child waits idle
+   * while the other contenders run their rounds, and coming back from idle
+   * (cold caches, a heap V8 shrank while idle, code the forced gc() dropped)
+   * costs some contenders more than others. Resolves with the timed part.
    */
-  async round(conversations: number): Promise<RoundResult> {
+  async round(conversations: number, rewarm = 0): Promise<RoundResult> {
     (globalThis as { gc?: () => void }).gc?.();
+    for (let i = 0; i < rewarm; i++) await this.one();
     const cpu = process.cpuUsage();
     const start = process.hrtime.bigint();
     for (let i = 0; i < conversations; i++) await this.one();
@@ -83,8 +92,9 @@ export class ContenderSession {
 
   private async one(): Promise<void> {
     const count = await this.contender.runConversation(this.index++);
-    if (count.modelSteps !== MODEL_STEPS || count.toolSteps !== TOOL_CALLS) {
-      throw new Error(`${this.contender.name}: a conversation made ${count.modelSteps} model calls and ${count.toolSteps} tool runs, expected ${MODEL_STEPS} and ${TOOL_CALLS}`);
+    const calls = this.contender.calls;
+    if (count.modelSteps !== modelSteps(calls) || count.toolSteps !== calls) {
+      throw new Error(`${this.contender.name}: a conversation made ${count.modelSteps} model calls and ${count.toolSteps} tool runs, expected ${modelSteps(calls)} and ${calls}`);
     }
     this.sample();
   }
