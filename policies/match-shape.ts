@@ -16,10 +16,10 @@
  * `\^$.|?*+()[]{}` or a backslash before ASCII punctuation, a group is `(…)`
  * or `(?:…)` of `|`-separated literals, and anything else ends the readable
  * part (a quantified literal or group is left to the rest). The rest may not
- * contain `|` at all, so it cannot undo the anchor. re2 matches UTF-8: a lone
- * surrogate in a key reaches it as U+FFFD (see `wellFormedKey`), but one in a
- * pattern as the bytes of the surrogate itself, which no key has; such a
- * character is therefore not read as a literal either (re2 decides).
+ * contain `|` at all, so it cannot undo the anchor. re2 matches UTF-8, and how a
+ * lone surrogate reaches it differs between Node releases: one in a pattern is
+ * never read as a literal (re2 decides the pattern), and a key with one is
+ * decided by re2 on every pattern (`isWellFormedKey`).
  */
 export type MatchShape =
   | { kind: 'everyTool' }
@@ -115,10 +115,13 @@ function isLoneSurrogate(c: string): boolean {
   return c.length === 1 && c >= '\uD800' && c <= '\uDFFF';
 }
 
-type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+type WellFormed = { isWellFormed(): boolean };
 
-/** The key as re2 sees it: lone surrogates replaced by U+FFFD (Node 20's String methods; the project's lib is ES2023). */
-export function wellFormedKey(key: string): string {
-  const s = key as unknown as WellFormed;
-  return s.isWellFormed() ? key : s.toWellFormed();
+/**
+ * Whether `key` is well-formed UTF-16 (no lone surrogate). The index answers
+ * only such keys from its maps; how re2 sees a lone surrogate differs between
+ * Node releases, so re2 itself decides the others (tool-match-index.ts).
+ */
+export function isWellFormedKey(key: string): boolean {
+  return (key as unknown as WellFormed).isWellFormed();
 }

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import RE2 from 're2';
-import { matchShape, wellFormedKey } from './match-shape.js';
+import { isWellFormedKey, matchShape } from './match-shape.js';
 import type { CompiledPolicy } from './policy-types.js';
 
 type RE2Set = InstanceType<typeof RE2.Set>;
@@ -54,11 +54,12 @@ export class ToolMatchIndex {
   private readonly prefixLengths: number[];
   private readonly residual: Array<{ set: RE2Set; positions: number[] }> = [];
   /**
-   * Whether a key's lone surrogates must become U+FFFD before the map lookups:
-   * only when a name or prefix has a U+FFFD (re2 sees a key's lone surrogate as
-   * one; the residual sets get the key as it is and convert it themselves).
+   * Every policy with a pattern, as re2 sets, for keys that are not well-formed
+   * UTF-16 (a lone surrogate): how re2 converts one differs between Node
+   * releases (Node 20 and 24 disagree), so such a key is never answered from
+   * the maps; re2 decides it, whatever it does on this runtime. Built on first use.
    */
-  private readonly normalizesKeys: boolean;
+  private wholeScan: Array<{ set: RE2Set; positions: number[] }> | undefined;
   /**
    * The residual sets' answer per name: a case-insensitive or unanchored
    * pattern costs re2 several µs per call even in a small set, and agents call
@@ -95,7 +96,6 @@ export class ToolMatchIndex {
     });
     this.everyTool = this.everyToolPositions.map((i) => policies[i]!);
     this.prefixLengths = [...new Set([...this.byPrefix.keys()].map((k) => k.length))].sort((a, b) => a - b);
-    this.normalizesKeys = [...exactNames.keys(), ...this.byPrefix.keys()].some((k) => k.includes('\uFFFD'));
     this.addResidual(residualPositions);
     for (const [name, positions] of exactNames) {
       const all = sortedUnique([...positions, ...this.keyedPositions(name, false)]);
@@ -105,7 +105,8 @@ export class ToolMatchIndex {
 
   /** The policies whose `match` accepts `key`, in pack order (a shared array: do not change it). */
   lookup(key: string): readonly CompiledPolicy[] {
-    const name = this.normalizesKeys ? wellFormedKey(key) : key;
+    if (!isWellFormedKey(key)) return this.scanned(key);
+    const name = key;
     const exact = this.exact.get(name);
     if (exact !== undefined) return this.everyTool.length === 0 ? exact.policies : this.withEveryTool(exact.positions);
     if (this.prefixLengths.length === 0 && this.residual.length === 0) return this.everyTool;
@@ -149,20 +150,32 @@ export class ToolMatchIndex {
     return out;
   }
 
-  /** Compiles the residual patterns into sets; a chunk re2 cannot compile as one set is split. */
-  private addResidual(positions: number[]): void {
-    for (let start = 0; start < positions.length; start += RESIDUAL_SET_SIZE) this.addResidualChunk(positions.slice(start, start + RESIDUAL_SET_SIZE));
+  /** A key with a lone surrogate: every pattern through re2 (see `wholeScan`), policies without a pattern included. */
+  private scanned(key: string): CompiledPolicy[] {
+    if (this.wholeScan === undefined) {
+      this.wholeScan = [];
+      const withPattern = this.policies.flatMap((p, i) => (p.matchSource === undefined ? [] : [i]));
+      for (let start = 0; start < withPattern.length; start += RESIDUAL_SET_SIZE) this.addChunk(this.wholeScan, withPattern.slice(start, start + RESIDUAL_SET_SIZE));
+    }
+    const positions = this.policies.flatMap((p, i) => (p.matchSource === undefined ? [i] : []));
+    for (const r of this.wholeScan) for (const i of r.set.match(key)) positions.push(r.positions[i]!);
+    return sortedUnique(positions).map((i) => this.policies[i]!);
   }
 
-  private addResidualChunk(positions: number[]): void {
+  /** Compiles the residual patterns into sets; a chunk re2 cannot compile as one set is split. */
+  private addResidual(positions: number[]): void {
+    for (let start = 0; start < positions.length; start += RESIDUAL_SET_SIZE) this.addChunk(this.residual, positions.slice(start, start + RESIDUAL_SET_SIZE));
+  }
+
+  private addChunk(into: Array<{ set: RE2Set; positions: number[] }>, positions: number[]): void {
     if (positions.length === 0) return;
     try {
-      this.residual.push({ set: new RE2.Set(positions.map((i) => this.policies[i]!.matchSource!)), positions });
+      into.push({ set: new RE2.Set(positions.map((i) => this.policies[i]!.matchSource!)), positions });
     } catch (err) {
       if (positions.length === 1) throw err;
       const half = Math.ceil(positions.length / 2);
-      this.addResidualChunk(positions.slice(0, half));
-      this.addResidualChunk(positions.slice(half));
+      this.addChunk(into, positions.slice(0, half));
+      this.addChunk(into, positions.slice(half));
     }
   }
 }
