@@ -20,7 +20,7 @@ import { isSettled, OperationWaiters } from './operation-waiters.js';
 import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
 import { threadContinuation } from './thread-continuation.js';
 import { publishDeferred } from './tool-result-publication.js';
-import { rebaseOnPublications } from './publication-rebase.js';
+import { rebaseOnPublications, takePublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 
@@ -353,17 +353,21 @@ export class AgentRuntime {
       const turn = acquireTurn(op);
       if (turn) await turn;
       let next: NextStep;
+      let published: string[] | undefined;
       try {
         // The agent of this step, fresh from its source (synchronous for the static source: nothing awaited).
         const reading = readStepAgent(this.deps, op);
         if (reading !== undefined) await reading;
         next = decideNextStep(op.agent, op.record.state, op.messages);
         if (next.kind === 'step') await this.runStep(op, next.step);
+        // Results another process published since the last commit (it left the run to this lease holder): taken, not parked on.
+        else if (next.kind === 'park' && (op.record.state.deferredToolCallIds?.length ?? 0) > 0) published = await takePublications(this.deps.store, op, this.driver.owner);
         // Parked, decided under the lock: a completion that comes after this sees no loop and launches one.
-        else if (next.kind === 'park') op.loopActive = false;
+        if (next.kind === 'park' && published === undefined) op.loopActive = false;
       } finally {
         releaseTurn(op);
       }
+      if (published !== undefined) continue;
       if (next.kind === 'park') return this.waiters.notify(op.record);
       if (next.kind === 'finish') return this.finish(op, next.reason);
     }
