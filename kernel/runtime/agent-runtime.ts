@@ -152,7 +152,10 @@ export class AgentRuntime {
       return;
     }
     if (decision.action === 'reject') await this.finish(op, 'interrupted');
-    else if (commit.status === 'running') this.launch(op);
+    // A deferred result published while the observers ran may have launched the loop already: one loop per operation.
+    else if (commit.status === 'running') {
+      if (!op.loopActive) this.launch(op);
+    }
     else this.waiters.notify(op.record);
   }
 
@@ -185,7 +188,8 @@ export class AgentRuntime {
     const elsewhere = !live?.loopActive && (await this.runElsewhere(operationId));
     if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
     const settled = this.waiters.add(operationId, until);
-    if (elsewhere) this.waiters.watch(operationId);
+    // Not run here (parked, or run elsewhere): whoever moves it on may be another process, so the store is read.
+    if (!live?.loopActive) this.waiters.watch(operationId);
     return settled;
   }
 
@@ -368,7 +372,12 @@ export class AgentRuntime {
         releaseTurn(op);
       }
       if (published !== undefined) continue;
-      if (next.kind === 'park') return this.waiters.notify(op.record);
+      if (next.kind === 'park') {
+        this.waiters.notify(op.record);
+        // Who waits on beyond the park: the result or decision may come to another process, so the store is read.
+        if (this.waiters.has(operationId)) this.waiters.watch(operationId);
+        return;
+      }
       if (next.kind === 'finish') return this.finish(op, next.reason);
     }
   }
