@@ -338,8 +338,24 @@ export class AgentRuntime {
         // A loop launched after this one parked (by a completion) keeps its own flag, and the lease.
         if (op.loopToken !== loop) return;
         op.loopActive = false;
-        return this.driver.release(op.record.id);
+        return this.driver.release(op.record.id).then(() => this.resumePublishedAfterPark(op));
       });
+  }
+
+  /**
+   * A result another process published between this loop's park and its
+   * lease release was left to this process (the publisher saw the lease):
+   * the store says `running` at a newer version, and nobody runs it. Taken up
+   * again here, unless a faster process claims it first (then it is theirs).
+   */
+  private async resumePublishedAfterPark(op: RunningOperation): Promise<void> {
+    if (this.stopping || op.stale || op.loopActive || TERMINAL.has(op.record.status) || (op.record.state.deferredToolCallIds?.length ?? 0) === 0) return;
+    try {
+      const stored = await this.deps.store.getOperation(op.record.id);
+      if (stored?.status === 'running' && stored.version !== op.record.version && !(await this.runElsewhere(op.record.id))) await this.resume(op.record.id);
+    } catch (err) {
+      if (!isLeased(err)) this.deps.logger.warn('could not take up an operation resumed while it parked', { operationId: op.record.id, error: errorMessage(err) });
+    }
   }
 
   private async loop(op: RunningOperation): Promise<void> {
