@@ -60,7 +60,10 @@ export class AgentRuntime {
 
   constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
     this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
-    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => this.running.get(id)?.loopActive === true);
+    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => {
+      const op = this.running.get(id);
+      return op?.loopActive === true || op?.finishing === true;
+    });
     this.services = { deps, startOperation: (options) => this.start(options) };
   }
 
@@ -551,6 +554,7 @@ export class AgentRuntime {
   /** Ends the operation. With `expectedVersion`, the terminal commit is a compare-and-swap and a conflict throws (nothing is dispatched). */
   private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }, expectedVersion?: number): Promise<void> {
     if (TERMINAL.has(op.record.status)) return;
+    op.finishing = true;
     const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
     const state = copyState(op.record.state);
     state.approval = undefined;

@@ -8,7 +8,7 @@ import { createLogger } from '../../../kernel/logger.js';
 import { definePlugin } from '../../../kernel/plugin.js';
 import { ToolSources } from '../../../kernel/tokens.js';
 import type { ToolDefinition, ToolSource } from '../../../kernel/tools.js';
-import { scripted, until } from '../../helpers/runtime-fixtures.js';
+import { hook, scripted, until } from '../../helpers/runtime-fixtures.js';
 
 /** `t/later` answers later (deferred). */
 class LaterTool implements ToolSource {
@@ -82,5 +82,20 @@ describe('integration: waiting in the process that parked an operation another p
     assert.equal((await b.waitForOperation(handle.operationId, 'terminal')).status, 'done');
     await until(() => ended !== undefined, 10_000).catch(() => assert.fail("A's completed() never resolved although the operation is done"));
     assert.equal(ended, 'done');
+  });
+
+  it('a wait that reads the store still resolves only after the onComplete of an end this process commits (abort of the parked operation)', async () => {
+    const a = await start();
+    let announced = false;
+    // Slower than a few reads of the store's watch: the terminal state is stored long before it is announced.
+    const slowOnComplete = hook('onComplete', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      announced = true;
+    });
+    const handle = await a.execAgent({ agentId: 'later', prompt: 'go', hooks: [slowOnComplete] });
+    assert.equal((await handle.settled()).status, 'waiting_tool');
+    const ended = handle.completed().then((record) => ({ status: record.status, announced }));
+    await a.abort(handle.operationId);
+    assert.deepEqual(await ended, { status: 'interrupted', announced: true });
   });
 });
