@@ -20,7 +20,7 @@ import { isSettled, OperationWaiters } from './operation-waiters.js';
 import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
 import { threadContinuation } from './thread-continuation.js';
 import { publishDeferred } from './tool-result-publication.js';
-import { rebaseOnPublications } from './publication-rebase.js';
+import { rebaseOnPublications, takePublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 
@@ -60,7 +60,10 @@ export class AgentRuntime {
 
   constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
     this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
-    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => this.running.get(id)?.loopActive === true);
+    this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => {
+      const op = this.running.get(id);
+      return op?.loopActive === true || op?.finishing === true;
+    });
     this.services = { deps, startOperation: (options) => this.start(options) };
   }
 
@@ -152,7 +155,10 @@ export class AgentRuntime {
       return;
     }
     if (decision.action === 'reject') await this.finish(op, 'interrupted');
-    else if (commit.status === 'running') this.launch(op);
+    // A deferred result published while the observers ran may have launched the loop already: one loop per operation.
+    else if (commit.status === 'running') {
+      if (!op.loopActive) this.launch(op);
+    }
     else this.waiters.notify(op.record);
   }
 
@@ -185,7 +191,8 @@ export class AgentRuntime {
     const elsewhere = !live?.loopActive && (await this.runElsewhere(operationId));
     if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
     const settled = this.waiters.add(operationId, until);
-    if (elsewhere) this.waiters.watch(operationId);
+    // Not run here (parked, or run elsewhere): whoever moves it on may be another process, so the store is read.
+    if (!live?.loopActive) this.waiters.watch(operationId);
     return settled;
   }
 
@@ -334,8 +341,24 @@ export class AgentRuntime {
         // A loop launched after this one parked (by a completion) keeps its own flag, and the lease.
         if (op.loopToken !== loop) return;
         op.loopActive = false;
-        return this.driver.release(op.record.id);
+        return this.driver.release(op.record.id).then(() => this.resumePublishedAfterPark(op));
       });
+  }
+
+  /**
+   * A result another process published between this loop's park and its
+   * lease release was left to this process (the publisher saw the lease):
+   * the store says `running` at a newer version, and nobody runs it. Taken up
+   * again here, unless a faster process claims it first (then it is theirs).
+   */
+  private async resumePublishedAfterPark(op: RunningOperation): Promise<void> {
+    if (this.stopping || op.stale || op.loopActive || TERMINAL.has(op.record.status) || (op.record.state.deferredToolCallIds?.length ?? 0) === 0) return;
+    try {
+      const stored = await this.deps.store.getOperation(op.record.id);
+      if (stored?.status === 'running' && stored.version !== op.record.version && !(await this.runElsewhere(op.record.id))) await this.resume(op.record.id);
+    } catch (err) {
+      if (!isLeased(err)) this.deps.logger.warn('could not take up an operation resumed while it parked', { operationId: op.record.id, error: errorMessage(err) });
+    }
   }
 
   private async loop(op: RunningOperation): Promise<void> {
@@ -353,18 +376,27 @@ export class AgentRuntime {
       const turn = acquireTurn(op);
       if (turn) await turn;
       let next: NextStep;
+      let published: string[] | undefined;
       try {
         // The agent of this step, fresh from its source (synchronous for the static source: nothing awaited).
         const reading = readStepAgent(this.deps, op);
         if (reading !== undefined) await reading;
         next = decideNextStep(op.agent, op.record.state, op.messages);
         if (next.kind === 'step') await this.runStep(op, next.step);
+        // Results another process published since the last commit (it left the run to this lease holder): taken, not parked on.
+        else if (next.kind === 'park' && (op.record.state.deferredToolCallIds?.length ?? 0) > 0) published = await takePublications(this.deps.store, op, this.driver.owner);
         // Parked, decided under the lock: a completion that comes after this sees no loop and launches one.
-        else if (next.kind === 'park') op.loopActive = false;
+        if (next.kind === 'park' && published === undefined) op.loopActive = false;
       } finally {
         releaseTurn(op);
       }
-      if (next.kind === 'park') return this.waiters.notify(op.record);
+      if (published !== undefined) continue;
+      if (next.kind === 'park') {
+        this.waiters.notify(op.record);
+        // Who waits on beyond the park: the result or decision may come to another process, so the store is read.
+        if (this.waiters.has(operationId)) this.waiters.watch(operationId);
+        return;
+      }
       if (next.kind === 'finish') return this.finish(op, next.reason);
     }
   }
@@ -522,6 +554,7 @@ export class AgentRuntime {
   /** Ends the operation. With `expectedVersion`, the terminal commit is a compare-and-swap and a conflict throws (nothing is dispatched). */
   private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }, expectedVersion?: number): Promise<void> {
     if (TERMINAL.has(op.record.status)) return;
+    op.finishing = true;
     const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
     const state = copyState(op.record.state);
     state.approval = undefined;

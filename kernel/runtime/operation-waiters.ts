@@ -67,7 +67,8 @@ export class OperationWaiters {
       try {
         if (this.stopped || !this.waiters.has(operationId) || this.runsHere(operationId)) return;
         const record = await this.store.getOperation(operationId);
-        if (record) {
+        // Read while this process took the operation up (or began to finish it): its own notify resolves the waiters.
+        if (record && !this.runsHere(operationId)) {
           this.notify(record);
           if (!this.waiters.has(operationId)) return;
         }

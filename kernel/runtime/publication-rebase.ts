@@ -25,18 +25,35 @@ function withoutDeferred(state: OperationState): unknown {
  * then stops as a stale writer.
  */
 export async function rebaseOnPublications(store: Store, op: RunningOperation, commit: StepCommit, owner: string): Promise<boolean> {
+  const published = await takePublications(store, op, owner);
+  if (published === undefined) return false;
+  const state = commit.state;
+  state.deferredToolCallIds = (state.deferredToolCallIds ?? []).filter((id) => !published.includes(id));
+  if (commit.status === 'waiting_tool' && state.deferredToolCallIds.length === 0) commit.status = 'running';
+  commit.expectedVersion = op.record.version;
+  return true;
+}
+
+/**
+ * The part of a rebase that needs no draft: when the only writes since this
+ * process's copy of the leased operation are deferred publications (see
+ * rebaseOnPublications), they are taken into the copy (state, status,
+ * version, the filled placeholders) and their call ids returned; undefined
+ * when nothing was published or anything else changed. The step loop also
+ * asks this before it parks: a result published between its last commit and
+ * the park resumed the operation in the store, and the lease holder is the
+ * one to run it.
+ */
+export async function takePublications(store: Store, op: RunningOperation, owner: string): Promise<string[] | undefined> {
   const [fresh, lease] = await Promise.all([store.getOperation(op.record.id), store.getLease(op.record.id)]);
-  if (!fresh || !lease || lease.owner !== owner || TERMINAL_STATUSES.has(fresh.status)) return false;
+  if (!fresh || !lease || lease.owner !== owner || TERMINAL_STATUSES.has(fresh.status)) return undefined;
   const held = op.record.state;
   const before = held.deferredToolCallIds ?? [];
   const after = fresh.state.deferredToolCallIds ?? [];
   const published = before.filter((id) => !after.includes(id));
-  if (published.length === 0 || after.some((id) => !before.includes(id))) return false;
-  if (!isDeepStrictEqual(withoutDeferred(fresh.state), withoutDeferred(held))) return false;
+  if (published.length === 0 || after.some((id) => !before.includes(id))) return undefined;
+  if (!isDeepStrictEqual(withoutDeferred(fresh.state), withoutDeferred(held))) return undefined;
 
-  const state = commit.state;
-  state.deferredToolCallIds = (state.deferredToolCallIds ?? []).filter((id) => !published.includes(id));
-  if (commit.status === 'waiting_tool' && state.deferredToolCallIds.length === 0) commit.status = 'running';
   // The results as stored, into this process's copy of the conversation (placeholders filled in place).
   const stored = await store.listThreadMessages(op.record.threadId);
   for (const message of op.messages) {
@@ -52,6 +69,5 @@ export async function rebaseOnPublications(store: Store, op: RunningOperation, c
   op.record.state = { ...held, deferredToolCallIds: after };
   op.record.status = fresh.status;
   op.record.version = fresh.version;
-  commit.expectedVersion = fresh.version;
-  return true;
+  return published;
 }

@@ -31,6 +31,8 @@ export interface RunningOperation {
   exclusiveWaiters?: Array<() => void>;
   /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
   fromStore?: boolean;
+  /** Its terminal state is being committed and announced here (AgentRuntime.finish): its waiters are resolved here, after onComplete, not from the store. */
+  finishing?: boolean;
   /** A human decision is being applied (a concurrent one is refused). */
   deciding?: boolean;
   /**
