@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { OperationState, StepCommit, Store } from '../store.js';
 import { TERMINAL_STATUSES } from '../store.js';
-import { recountConversation } from './conversation-tokens.js';
 import type { RunningOperation } from './running-operation.js';
+import { fillPlaceholder } from './tool-result-publication.js';
 
 /** The state without its deferred calls, as JSON would store it (undefined fields dropped). */
 function withoutDeferred(state: OperationState): unknown {
@@ -54,18 +54,16 @@ export async function takePublications(store: Store, op: RunningOperation, owner
   if (published.length === 0 || after.some((id) => !before.includes(id))) return undefined;
   if (!isDeepStrictEqual(withoutDeferred(fresh.state), withoutDeferred(held))) return undefined;
 
-  // The results as stored, into this process's copy of the conversation (placeholders filled in place).
-  const stored = await store.listThreadMessages(op.record.threadId);
-  for (const message of op.messages) {
-    if (message.role !== 'tool' || message.toolCallId === undefined || !published.includes(message.toolCallId)) continue;
-    const filled = stored.find((m) => m.id === message.id);
-    if (filled) {
-      message.content = filled.content;
-      message.toolResult = filled.toolResult;
+  // The results as stored, into this process's copy of the conversation: read from the first placeholder on, not the whole thread.
+  const placeholders = op.messages.filter((m) => m.role === 'tool' && m.toolCallId !== undefined && published.includes(m.toolCallId));
+  if (placeholders.length > 0) {
+    const fromPosition = Math.min(...placeholders.map((m) => m.position));
+    const stored = await store.listThreadMessages(op.record.threadId, { fromPosition });
+    for (const placeholder of placeholders) {
+      const filled = stored.find((m) => m.id === placeholder.id);
+      if (filled?.toolResult) fillPlaceholder(op, placeholder.toolCallId!, filled.toolResult);
     }
   }
-  op.prompt = undefined;
-  recountConversation(op.messages);
   op.record.state = { ...held, deferredToolCallIds: after };
   op.record.status = fresh.status;
   op.record.version = fresh.version;

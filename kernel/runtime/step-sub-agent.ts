@@ -4,8 +4,8 @@ import type { ToolResult } from '../messages.js';
 import { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
 import { baseEvent, dispatchHook } from './operation-dispatch.js';
 import { toolCallContext } from './running-operation.js';
-import { requestApproval } from './step-approval.js';
 import type { StepExecutor } from './step-executor.js';
+import { settleWithoutRunning } from './step-tool-call.js';
 import { gateToolCall } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
 import { deferInStep, publishInStep } from './tool-result-publication.js';
@@ -24,15 +24,8 @@ export const subAgentStep: StepExecutor = async (services, op, draft) => {
   const call = draft.state.pendingToolCalls[0]!;
   const context = toolCallContext(op, call, draft.stepIndex, 'agent');
   const verdict = await gateToolCall(deps, op, call, context, undefined);
-  if (verdict.kind === 'cancelled') return 'cancelled';
-  if (verdict.kind === 'needs_approval') {
-    await requestApproval(deps, op, draft, [verdict.pending]);
-    return 'ready';
-  }
-  if (verdict.kind === 'denied') {
-    publishInStep(deps, op, draft, context, call, verdict.result, { mocked: false, observed: verdict.observed, durationMs: 0 });
-    return 'ready';
-  }
+  const settled = settleWithoutRunning(deps, op, draft, context, call, verdict);
+  if (settled !== undefined) return settled;
   // An answer given now (a mock, or a sub-agent that could not start) passes result control like any result.
   const answer = async (raw: ToolResult, mocked: boolean) => {
     const result = await controlResult(deps, op, context, raw, mocked);

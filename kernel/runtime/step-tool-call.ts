@@ -1,9 +1,13 @@
 import { SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { toolCallContext } from './running-operation.js';
 import { requestApproval } from './step-approval.js';
-import type { StepExecutor } from './step-executor.js';
+import type { ToolCallHookContext } from '../hooks/hook-types.js';
+import type { ToolCall } from '../messages.js';
+import type { RunningOperation } from './running-operation.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+import type { StepDraft, StepExecutor, StepOutcome } from './step-executor.js';
 import { executeToolCall } from './tool-call-execution.js';
-import { gateToolCall, toolEntryFor } from './tool-call-gate.js';
+import { gateToolCall, toolEntryFor, type GateVerdict } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
 import { deferInStep, publishInStep } from './tool-result-publication.js';
 
@@ -26,15 +30,8 @@ export const toolCallStep: StepExecutor = async ({ deps }, op, draft) => {
   // Synchronous when every stage was (no policy, no control webhook, sync handlers): no microtask for it.
   const gated = gateToolCall(deps, op, call, context, entry);
   const verdict = gated instanceof Promise ? await gated : gated;
-  if (verdict.kind === 'cancelled') return 'cancelled';
-  if (verdict.kind === 'needs_approval') {
-    await requestApproval(deps, op, draft, [verdict.pending]);
-    return 'ready';
-  }
-  if (verdict.kind === 'denied') {
-    publishInStep(deps, op, draft, context, call, verdict.result, { mocked: false, observed: verdict.observed, durationMs: 0 });
-    return 'ready';
-  }
+  const settled = settleWithoutRunning(deps, op, draft, context, call, verdict);
+  if (settled !== undefined) return settled;
 
   const mocked = verdict.kind === 'mocked';
   const execution = await executeToolCall(deps, op, call, context, mocked ? { mocked: verdict.result } : { entry: entry! });
@@ -48,3 +45,30 @@ export const toolCallStep: StepExecutor = async ({ deps }, op, draft) => {
   publishInStep(deps, op, draft, context, call, result, { mocked, observed: true, durationMs: execution.durationMs, ...(execution.threw !== undefined ? { threw: execution.threw } : {}) });
   return 'ready';
 };
+
+/**
+ * The gate verdicts that run nothing, settled into the step's draft: an
+ * abort (nothing committed), a park for approval, a denial published as the
+ * call's result without result control. Undefined when the call goes on
+ * (allowed, or mocked). Tool calls and sub-agent calls share it.
+ */
+export function settleWithoutRunning(
+  deps: RuntimeDeps,
+  op: RunningOperation,
+  draft: StepDraft,
+  context: ToolCallHookContext,
+  call: ToolCall,
+  verdict: GateVerdict,
+): StepOutcome | Promise<StepOutcome> | undefined {
+  switch (verdict.kind) {
+    case 'cancelled':
+      return 'cancelled';
+    case 'needs_approval':
+      return requestApproval(deps, op, draft, [verdict.pending]).then(() => 'ready');
+    case 'denied':
+      publishInStep(deps, op, draft, context, call, verdict.result, { mocked: false, observed: verdict.observed, durationMs: 0 });
+      return 'ready';
+    default:
+      return undefined;
+  }
+}

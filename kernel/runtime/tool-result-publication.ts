@@ -84,15 +84,22 @@ export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, t
   const status = resume ? 'running' : op.record.status;
   if (!(await deps.store.publishToolResult(op.record.id, toolCallId, result, { state, status, expectedVersion: op.record.version }))) return { published: false };
   op.record = { ...op.record, state, status, updatedAt: nowIso(), version: op.record.version + 1 };
-  const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
-  if (placeholder) {
-    placeholder.content = result.content;
-    placeholder.toolResult = result;
-    // The prompt and the token count hold the empty placeholder: rebuilt at the next turn.
-    op.prompt = undefined;
-    recountConversation(op.messages);
-  }
+  fillPlaceholder(op, toolCallId, result);
   deps.events.emit({ type: 'tool_finished', operationId: op.record.id, stepIndex: context.stepIndex, toolCallId, identifier: call.identifier, apiName: call.apiName, result, mocked: false, durationMs: 0 });
   await deps.dispatcher.dispatch(op.record.id, 'afterToolCall', { ...context, result, mocked: false });
   return { published: true, runnable: status === 'running' };
+}
+
+/**
+ * Fills the in-memory placeholder of a deferred call with its published
+ * result (published here or, taken in by a rebase, by another process). The
+ * prompt and the token count held the empty placeholder: rebuilt at the next turn.
+ */
+export function fillPlaceholder(op: RunningOperation, toolCallId: string, result: ToolResult): void {
+  const placeholder = op.messages.find((m) => m.role === 'tool' && m.toolCallId === toolCallId);
+  if (!placeholder) return;
+  placeholder.content = result.content;
+  placeholder.toolResult = result;
+  op.prompt = undefined;
+  recountConversation(op.messages);
 }

@@ -73,3 +73,20 @@ export async function readStore<T>(dir: string, read: (store: SqliteStore) => Pr
     await store.close();
   }
 }
+
+/**
+ * An agent file for crash specs: a write, then a second write whose model
+ * turn takes `delayMs` (the turn a process is killed in), then `all done`.
+ */
+export function slowWriterAgent(delayMs: number): string {
+  return `id: slow
+model:
+  provider: scripted
+  turns:
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: first.txt, content: one } } ]
+    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: second.txt, content: two } } ]
+      delayMs: ${delayMs}
+    - text: all done
+tools: [fs/*]
+`;
+}

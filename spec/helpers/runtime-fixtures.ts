@@ -247,3 +247,51 @@ export function nativeIdOf(messages: readonly Message[], callId: string | undefi
   for (const m of messages) for (const c of m.toolCalls ?? []) if (c.id === callId) return c.nativeId;
   return undefined;
 }
+
+/** `t/later`: answers every call later (`{ deferred: true }`), for specs that complete calls with kernel.completeToolCall. */
+export class DeferredTool implements ToolSource {
+  readonly id = 'deferred-spec-tools';
+  list(): ToolDefinition[] {
+    return [{ identifier: 't', apiName: 'later', description: 'answers later', parameters: { type: 'object', properties: {}, additionalProperties: true }, toolSource: 'spec' }];
+  }
+  async execute(): Promise<{ deferred: true }> {
+    return { deferred: true };
+  }
+}
+
+/** Kernels on one SQLite file, as separate processes would be (each its own lease owner), started by `start`. */
+export interface KernelsOnOneFile {
+  /** The shared folder (config cwd; the SQLite file is in `.hookgate/`). */
+  dir(): string;
+  /** Starts another kernel on the folder's config with `tools` as its one extra tool source, and `logs` collecting its log records (else it logs nothing). */
+  start(tools: ToolSource, logs?: LogRecord[]): Promise<Kernel>;
+}
+
+/**
+ * For specs of several kernels on one store: registers a `beforeEach` (a
+ * fresh folder) and an `afterEach` (every kernel stopped, the folder removed)
+ * in the calling `describe`. Call at describe level, use inside tests.
+ */
+export function useKernelsOnOneFile(prefix: string): KernelsOnOneFile {
+  let dir: string | undefined;
+  const kernels: Kernel[] = [];
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), `hookgate-${prefix}-`)));
+  });
+  afterEach(async () => {
+    for (const k of kernels.splice(0)) await k.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+  return {
+    dir: () => dir!,
+    async start(tools, logs) {
+      const plugin = definePlugin({ id: 'one-file-spec-tools', provides: [ToolSources], register: (ctx) => ctx.bindValue(ToolSources, tools) });
+      const logger = logs ? createLogger({ level: 'debug', sink: (_line, record) => logs.push(record) }) : createLogger({ level: 'error', sink: () => undefined });
+      const kernel = createKernel({ config: loadConfig({ cwd: dir!, env: {} }), plugins: [plugin], logger, env: {} });
+      await kernel.start();
+      kernels.push(kernel);
+      return kernel;
+    },
+  };
+}

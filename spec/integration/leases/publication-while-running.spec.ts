@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createKernel, loadConfig } from '../../../index.js';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { createLogger, type LogRecord } from '../../../kernel/logger.js';
-import { definePlugin } from '../../../kernel/plugin.js';
-import { ToolSources } from '../../../kernel/tokens.js';
+import type { LogRecord } from '../../../kernel/logger.js';
 import type { ToolDefinition, ToolSource } from '../../../kernel/tools.js';
-import { scripted, until } from '../../helpers/runtime-fixtures.js';
+import { scripted, until, useKernelsOnOneFile } from '../../helpers/runtime-fixtures.js';
 
 /** `t/later` answers later (deferred); `t/slow` answers once the spec lets it (`release`), counting its runs. */
 class Tools implements ToolSource {
@@ -52,23 +46,10 @@ const STALE_LOG = 'operation changed by another writer; this process stops runni
  */
 describe('integration: a deferred result published by another process while the operation runs', function () {
   this.timeout(30_000);
-  let dir: string;
-  const kernels: Kernel[] = [];
-
-  beforeEach(async () => {
-    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-publication-')));
-  });
-  afterEach(async () => {
-    for (const k of kernels.splice(0)) await k.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const kernels = useKernelsOnOneFile('publication');
 
   async function start(tools: Tools, logs: LogRecord[]): Promise<Kernel> {
-    const plugin = definePlugin({ id: 'publication-spec', provides: [ToolSources], register: (ctx) => ctx.bindValue(ToolSources, tools) });
-    const logger = createLogger({ level: 'debug', sink: (_line, record) => logs.push(record) });
-    const kernel = createKernel({ config: loadConfig({ cwd: dir, env: {} }), plugins: [plugin], logger, env: {} });
-    await kernel.start();
-    kernels.push(kernel);
+    const kernel = await kernels.start(tools, logs);
     kernel.agents.define({
       id: 'both',
       tools: ['t/*'],

@@ -5,22 +5,12 @@ import path from 'node:path';
 import { createKernel } from '../../../index.js';
 import { loadConfig } from '../../../config/load-config.js';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { killed, readStore, runUntil } from '../../helpers/cli-process.js';
+import { killed, readStore, runUntil, slowWriterAgent } from '../../helpers/cli-process.js';
 
 const LEASE_MS = 3000;
 const ENV = { HOOKGATE_RUNTIME__LEASE_MS: String(LEASE_MS) };
 
-/** Two writes, the second model turn slow (the first process is killed in it), then the end. */
-const SLOW_AGENT = `id: slow
-model:
-  provider: scripted
-  turns:
-    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: first.txt, content: one } } ]
-    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: second.txt, content: two } } ]
-      delayMs: 2000
-    - text: all done
-tools: [fs/*]
-`;
+const SLOW_AGENT = slowWriterAgent(2000);
 
 /** Issue 11, item 2: "when a process dies its lease expires and another process, or the next start, takes the operation over". */
 describe('integration: runtime.takeOver continues operations a dead process left running', function () {

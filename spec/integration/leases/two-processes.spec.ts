@@ -5,23 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, cliEnv, killed, readStore, runHookgate, runUntil } from '../../helpers/cli-process.js';
+import { CLI, cliEnv, killed, readStore, runHookgate, runUntil, slowWriterAgent } from '../../helpers/cli-process.js';
 
 /** Short enough to wait out in a spec, long enough that a process starting right after a kill still sees it held. */
 const LEASE_MS = 6000;
 const ENV = { HOOKGATE_RUNTIME__LEASE_MS: String(LEASE_MS) };
 
-/** A write, then a slow second model turn (the one the first process is killed in), then the end. */
-const SLOW_AGENT = `id: slow
-model:
-  provider: scripted
-  turns:
-    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: first.txt, content: one } } ]
-    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: second.txt, content: two } } ]
-      delayMs: 3000
-    - text: all done
-tools: [fs/*]
-`;
+const SLOW_AGENT = slowWriterAgent(3000);
 
 /** One write, then the end: the write's result waits for an afterToolCall webhook control before it is committed. */
 const REVIEWED_AGENT = `id: reviewed

@@ -1,25 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createKernel, loadConfig } from '../../../index.js';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { createLogger } from '../../../kernel/logger.js';
-import { definePlugin } from '../../../kernel/plugin.js';
-import { ToolSources } from '../../../kernel/tokens.js';
-import type { ToolDefinition, ToolSource } from '../../../kernel/tools.js';
-import { hook, scripted, until } from '../../helpers/runtime-fixtures.js';
-
-/** `t/later` answers later (deferred). */
-class LaterTool implements ToolSource {
-  readonly id = 'wait-spec-tools';
-  list(): ToolDefinition[] {
-    return [{ identifier: 't', apiName: 'later', description: 'answers later', parameters: { type: 'object', properties: {}, additionalProperties: true }, toolSource: 'spec' }];
-  }
-  async execute(): Promise<{ deferred: true }> {
-    return { deferred: true };
-  }
-}
+import { DeferredTool, hook, scripted, until, useKernelsOnOneFile } from '../../helpers/runtime-fixtures.js';
 
 /**
  * Review of issue 11: kernel A started an operation that parked
@@ -30,22 +11,10 @@ class LaterTool implements ToolSource {
  */
 describe('integration: waiting in the process that parked an operation another process finishes', function () {
   this.timeout(30_000);
-  let dir: string;
-  const kernels: Kernel[] = [];
-
-  beforeEach(async () => {
-    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-wait-')));
-  });
-  afterEach(async () => {
-    for (const k of kernels.splice(0)) await k.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const kernels = useKernelsOnOneFile('wait');
 
   async function start(): Promise<Kernel> {
-    const plugin = definePlugin({ id: 'wait-spec', provides: [ToolSources], register: (ctx) => ctx.bindValue(ToolSources, new LaterTool()) });
-    const kernel = createKernel({ config: loadConfig({ cwd: dir, env: {} }), plugins: [plugin], logger: createLogger({ level: 'error', sink: () => undefined }), env: {} });
-    await kernel.start();
-    kernels.push(kernel);
+    const kernel = await kernels.start(new DeferredTool());
     kernel.agents.define({ id: 'later', tools: ['t/*'], model: scripted([{ toolCalls: [{ identifier: 't', apiName: 'later', args: {} }] }, { text: 'got it' }]) });
     return kernel;
   }

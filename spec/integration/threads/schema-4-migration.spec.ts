@@ -4,7 +4,7 @@ import { mkdtemp, readFile, realpath, rename, rm, writeFile } from 'node:fs/prom
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { killed, runHookgate, runUntil } from '../../helpers/cli-process.js';
+import { killed, runHookgate, runUntil, slowWriterAgent } from '../../helpers/cli-process.js';
 import { MIGRATIONS, applyMigrations } from '../../../plugins/store-sqlite/migrations.js';
 import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
 
@@ -19,17 +19,7 @@ tools: [fs/*]
 approval: { tools: [fs/writeFile] }
 `;
 
-/** A write, then a slow model turn a schema-4 hookgate is killed in, then a second write and the end. */
-const SLOW_AGENT = `id: slow
-model:
-  provider: scripted
-  turns:
-    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: first.txt, content: one } } ]
-    - toolCalls: [ { identifier: fs, apiName: writeFile, args: { path: second.txt, content: two } } ]
-      delayMs: 3000
-    - text: all done
-tools: [fs/*]
-`;
+const SLOW_AGENT = slowWriterAgent(3000);
 
 /** The operation id of a `run --json` from its operation_started event. */
 function startedId(stdout: string): string {
@@ -65,6 +55,16 @@ function rebuildAtSchemaFour(file: string, target: string): void {
   }
 }
 
+/** Replaces the project's store file in `dir` with its schema-4 rebuild (rebuildAtSchemaFour); resolves the file's path. */
+async function replaceWithSchemaFour(dir: string): Promise<string> {
+  const file = path.join(dir, '.hookgate', 'hookgate.db');
+  const old = path.join(dir, 'schema4.db');
+  rebuildAtSchemaFour(file, old);
+  for (const suffix of ['', '-wal', '-shm']) await rm(file + suffix, { force: true });
+  await rename(old, file);
+  return file;
+}
+
 describe('threads: a schema-4 database migrates, and its operations still show, approve and continue (real CLI)', function () {
   this.timeout(60_000);
   let dir: string;
@@ -81,11 +81,7 @@ describe('threads: a schema-4 database migrates, and its operations still show, 
     const parked = await runHookgate(dir, ['run', 'careful.yaml', 'write the note', '--json']);
     assert.equal(parked.code, 3, parked.stderr);
     const operationId = startedId(parked.stdout);
-    const file = path.join(dir, '.hookgate', 'hookgate.db');
-    const old = path.join(dir, 'schema4.db');
-    rebuildAtSchemaFour(file, old);
-    for (const suffix of ['', '-wal', '-shm']) await rm(file + suffix, { force: true });
-    await rename(old, file);
+    const file = await replaceWithSchemaFour(dir);
     {
       const db = new Database(file, { readonly: true });
       assert.equal(db.pragma('user_version', { simple: true }), 4);
@@ -130,7 +126,7 @@ describe('threads: a schema-4 database migrates, and its operations still show, 
     } finally {
       await store.close();
     }
-    assert.equal(existsSync(old), false);
+    assert.equal(existsSync(path.join(dir, 'schema4.db')), false);
 
     const busy = await runHookgate(dir, ['run', 'careful.yaml', 'x', '--thread', 'thread_nope']);
     assert.notEqual(busy.code, 0);
@@ -141,11 +137,7 @@ describe('threads: a schema-4 database migrates, and its operations still show, 
     await writeFile(path.join(dir, 'slow.yaml'), SLOW_AGENT);
     const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2);
     await killed(child);
-    const file = path.join(dir, '.hookgate', 'hookgate.db');
-    const old = path.join(dir, 'schema4.db');
-    rebuildAtSchemaFour(file, old);
-    for (const suffix of ['', '-wal', '-shm']) await rm(file + suffix, { force: true });
-    await rename(old, file);
+    const file = await replaceWithSchemaFour(dir);
     {
       const db = new Database(file, { readonly: true });
       assert.equal(db.pragma('user_version', { simple: true }), 4);
