@@ -53,6 +53,15 @@ export const ERROR_CATALOG = {
   AGENT_SOURCE_NOT_FOUND: { category: 'user', summary: 'no agent source has this id (execAgent({ agentSource }), or the source an operation was started from is not in this kernel)' },
   AGENT_SOURCE_FAILED: { category: 'system', summary: "an agent source threw or rejected when asked for an operation's agent (at start or before a step); the error names the source" },
   AGENT_SOURCE_INVALID: { category: 'system', summary: 'an agent source is not valid, or returned a view (instructions, model, tools, allow-list...) that is not valid; the error names the source' },
+  // agent API (document 001): each also has the document's wire `type` and HTTP status (plugins/agent-api/agent-errors.ts)
+  INVALID_REQUEST: { category: 'user', summary: 'a request to the agent API is malformed (message, ids, uid with initialData, payload shape)' },
+  AGENT_INSTANCE_NOT_FOUND: { category: 'user', summary: 'a send conditioned on a uid found no instance, or another incarnation' },
+  AGENT_INSTANCE_EXISTS: { category: 'user', summary: 'a send conditioned on uid null found an existing instance (its uid is in details)' },
+  AGENT_RENDER_INVALID: { category: 'user', summary: 'an agent function broke a rule of rendering (async, wrong return type, hook outside a render, nested render, duplicate name)' },
+  TOOL_NAME_CONFLICT: { category: 'user', summary: 'one render declared two tools with the same name' },
+  AGENT_RUN_FAILED: { category: 'user', summary: 'an awaited send settled failed or aborted (outcome and cause attached)' },
+  SUBMISSION_RETRY_EXHAUSTED: { category: 'system', summary: "a submission was interrupted more often than its agent's durability.maxAttempts allows" },
+  SUBMISSION_TIMEOUT: { category: 'user', summary: "a submission ran past its agent's durability.timeoutMs" },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
