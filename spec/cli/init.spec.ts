@@ -116,6 +116,24 @@ describe('hookgate init', () => {
       const check = await runHookgate(other, ['policy', 'check', '--json']);
       assert.equal(check.code, 0, check.stdout + check.stderr);
     });
+    it('the commented retention line, once on, is a retention hookgate prune applies', async () => {
+      const other = path.join(tmp, 'with-retention');
+      await mkdir(other);
+      assert.equal((await runHookgate(other, ['init'])).code, 0);
+      const configFile = path.join(other, 'hookgate.config.yaml');
+      const config = await readFile(configFile, 'utf8');
+      assert.match(config, /^# retention: \{ maxAge: 30d, maxOperations: 1000, decisionLog: \{ maxAge: 90d \}, interval: 1h \}$/m);
+      assert.equal((await runHookgate(other, ['run', 'agents/assistant.yaml'])).code, 0);
+      await writeFile(configFile, config.replace('# retention:', 'retention:'));
+      const prune = await runHookgate(other, ['prune', '--dry-run', '--json']);
+      assert.equal(prune.code, 0, prune.stderr);
+      const out = JSON.parse(prune.stdout) as { retention: { maxAgeMs?: number; maxOperations?: number; decisionLog?: { maxAgeMs?: number } }; wouldRemove: { operations: number } };
+      assert.equal(out.retention.maxAgeMs, 30 * 86_400_000);
+      assert.equal(out.retention.maxOperations, 1000);
+      assert.equal(out.retention.decisionLog?.maxAgeMs, 90 * 86_400_000);
+      // The one operation just run is young and within the count: nothing would go.
+      assert.equal(out.wouldRemove.operations, 0);
+    });
   });
 
   describe('existing files', () => {

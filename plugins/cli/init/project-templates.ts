@@ -23,6 +23,8 @@ store: { driver: sqlite }               # or memory
 sandbox: { root: ./.hookgate/sandbox }  # the fs/* tools see only this folder
 policies: { paths: [policies], defaultDecision: allow }
 log: { level: warn }
+# Nothing is pruned by default. To bound the store (also: hookgate prune [--dry-run]):
+# retention: { maxAge: 30d, maxOperations: 1000, decisionLog: { maxAge: 90d }, interval: 1h }
 # The plugin skeleton, loaded by path (it imports 'hookgate', so first: npm install hookgate):
 # plugins: { extra: [./plugins/hello-tools.mjs] }
 # A real model: models: { openai: { apiKeyEnv: OPENAI_API_KEY, model: gpt-4o-mini } }
