@@ -167,7 +167,13 @@ export class AgentRuntime {
    * started; each ends with reason `interrupted`.
    */
   async abort(operationId: string): Promise<void> {
-    const op = await this.get(operationId);
+    let op = await this.get(operationId);
+    // A copy this process does not run may be out of date (another process moved the operation on): the abort's
+    // compare-and-swap is made against the operation as stored. A copy with a caller's handlers is kept.
+    if (!op.loopActive && op.fromStore && (await this.deps.store.getOperation(operationId))?.version !== op.record.version) {
+      if (this.running.get(operationId) === op) this.running.delete(operationId);
+      op = await this.get(operationId);
+    }
     if (TERMINAL.has(op.record.status)) return;
     op.abort.abort();
     // Children running here, and unfinished ones a stopped or crashed process left behind.
@@ -251,7 +257,15 @@ export class AgentRuntime {
   private async claimed(operationId: string, options: { force?: boolean } = {}): Promise<RunningOperation> {
     const op = await this.get(operationId);
     if (op.loopActive) return op;
-    const stored = await this.driver.claim(operationId, options);
+    let stored: OperationRecord;
+    try {
+      stored = await this.driver.claim(operationId, options);
+    } catch (err) {
+      // Refused (another process runs it): a copy loaded only for this claim would go out of date as that process
+      // moves the operation on, so it is not kept (a copy holding a caller's handlers is: it has no other source).
+      if (op.fromStore && this.running.get(operationId) === op) this.running.delete(operationId);
+      throw err;
+    }
     if (stored.version === op.record.version) return op;
     if (this.running.get(operationId) === op) this.running.delete(operationId);
     return this.get(operationId);
