@@ -52,7 +52,7 @@ describe('plugins/model-openai OpenAiChatModel (against a loopback OpenAI-compat
   let model: OpenAiChatModel;
 
   function makeModel(options: Partial<OpenAiChatModelOptions> = {}): OpenAiChatModel {
-    return new OpenAiChatModel({ baseUrl: server.baseUrl, apiKeyEnv: KEY_ENV, timeoutSeconds: 10, ...options });
+    return new OpenAiChatModel({ baseUrl: server.baseUrl, apiKeyEnv: KEY_ENV, timeoutSeconds: 10, maxRetries: 0, ...options });
   }
 
   beforeEach(async () => {
