@@ -8,8 +8,8 @@ import { ToolNameMap } from '../../kernel/model-tool-names.js';
 import { ChunkAssembler } from './chunk-assembler.js';
 import { toModelResponse, type RawCompletion } from './completion-result.js';
 import { buildRequestBody } from './request-body.js';
-import { fromSdkError, scrub, timeoutError } from './sdk-error.js';
-import { sdkLogger } from './sdk-logger.js';
+import { scrubSecret, sdkLoggerFor } from '../../kernel/model-sdk-logger.js';
+import { fromSdkError, timeoutError } from './sdk-error.js';
 
 export interface OpenAiChatModelOptions {
   /** Base URL of the API, without `/chat/completions` (e.g. `https://api.openai.com/v1`). */
@@ -31,6 +31,8 @@ export interface OpenAiChatModelOptions {
   name?: string;
   /** The fetch the SDK uses; default Node's global fetch. */
   fetch?: typeof fetch;
+  /** How much of the SDK's own logging reaches `logger` (scrubbed of the key); default `warn`. `debug` prints request and response details. */
+  sdkLogLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug';
 }
 
 /** The SDK's per-attempt timeout when the call has no deadline: the largest a timer holds. */
@@ -153,8 +155,8 @@ export class OpenAiChatModel implements ModelProvider {
       timeout: this.options.timeoutSeconds > 0 ? Math.ceil(this.options.timeoutSeconds * 1000) : NO_TIMEOUT_MS,
       fetch: this.options.fetch ?? globalThis.fetch,
       // The SDK's own logs go through hookgate's logger (scrubbed of the key), never to the console; OPENAI_LOG is ignored.
-      logger: sdkLogger(this.options.logger, apiKey),
-      logLevel: this.options.logger ? 'warn' : 'off',
+      logger: sdkLoggerFor(this.options.logger, apiKey, 'openai sdk'),
+      logLevel: this.options.logger ? (this.options.sdkLogLevel ?? 'warn') : 'off',
     });
     this.client = { apiKey, sdk };
     return sdk;
@@ -179,7 +181,7 @@ function readJson(text: string, apiKey: string): RawCompletion {
     throw new HookgateError('MODEL_FAILED', 'the model endpoint answered with application/json that does not parse');
   }
   if (parsed.error) {
-    throw new HookgateError('MODEL_FAILED', `the model endpoint reported an error: ${scrub(String(parsed.error.message ?? JSON.stringify(parsed.error)), apiKey).slice(0, 500)}`);
+    throw new HookgateError('MODEL_FAILED', `the model endpoint reported an error: ${scrubSecret(String(parsed.error.message ?? JSON.stringify(parsed.error)), apiKey).slice(0, 500)}`);
   }
   const choice = parsed.choices?.[0];
   if (!choice?.message) throw new HookgateError('MODEL_FAILED', 'the model endpoint answered without choices[0].message');

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
+import { scrubSecret as scrub } from '../../kernel/model-sdk-logger.js';
 
 const MAX_MESSAGE_LENGTH = 500;
 
@@ -57,11 +58,6 @@ export function timeoutError(timeoutSeconds: number): HookgateError {
 /** The statuses the SDK retries (absent an `x-should-retry` header): 408, 409, 429 and 5xx. */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
-/** Removes every occurrence of the key from text meant for errors or logs. */
-export function scrub(text: string, apiKey: string): string {
-  return apiKey.length > 0 ? text.split(apiKey).join('[redacted]') : text;
 }
 
 /** The server's own words: `error.message` of the body, else the SDK's text without its status prefix. */
