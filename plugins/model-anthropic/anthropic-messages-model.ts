@@ -3,7 +3,7 @@ import type { Message, MessageCreateParamsStreaming } from '@anthropic-ai/sdk/re
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
 import type { Logger, SecretScrubber } from '../../kernel/logger.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
-import { settleOnAbort, startCallDeadline } from '../../kernel/model-call-deadline.js';
+import { fetchWithinDeadline, runWithinDeadline, settleOnAbort, startCallDeadline } from '../../kernel/model-call-deadline.js';
 import { scrubSecret, sdkLoggerFor } from '../../kernel/model-sdk-logger.js';
 import { ToolNameMap } from '../../kernel/model-tool-names.js';
 import { MessageAssembler } from './message-assembler.js';
@@ -107,7 +107,9 @@ export class AnthropicMessagesModel implements ModelProvider {
     this.options.logger?.debug('model request', { provider: this.name, model, messages: body.messages.length, tools: body.tools?.length ?? 0 });
 
     try {
-      const result = await settleOnAbort(this.call(this.sdkFor(apiKey), body, names, request, deadline.signal, apiKey), deadline.signal);
+      const sdk = this.sdkFor(apiKey);
+      const work = runWithinDeadline(this.options.timeoutSeconds, 'models.anthropic.timeoutSeconds', () => this.call(sdk, body, names, request, deadline.signal, apiKey));
+      const result = await settleOnAbort(work, deadline.signal);
       this.options.logger?.debug('model response', {
         provider: this.name,
         model,
@@ -148,7 +150,8 @@ export class AnthropicMessagesModel implements ModelProvider {
       baseURL: this.baseURL,
       maxRetries: this.maxRetries,
       timeout: this.options.timeoutSeconds > 0 ? Math.ceil(this.options.timeoutSeconds * 1000) : NO_TIMEOUT_MS,
-      fetch: this.options.fetch ?? globalThis.fetch,
+      // A Retry-After the call's deadline cannot wait for fails the call at once, with the server's answer.
+      fetch: fetchWithinDeadline(this.options.fetch ?? globalThis.fetch),
       // The SDK's own logs go through hookgate's logger (scrubbed of the key), never to the console; ANTHROPIC_LOG is ignored.
       logger: sdkLoggerFor(this.options.logger, apiKey, 'anthropic sdk'),
       logLevel: this.options.logger ? (this.options.sdkLogLevel ?? 'warn') : 'off',

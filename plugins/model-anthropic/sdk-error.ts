@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
+import { RETRY_BEYOND_DEADLINE_HEADER } from '../../kernel/model-call-deadline.js';
 import { scrubSecret } from '../../kernel/model-sdk-logger.js';
 
 const MAX_MESSAGE_LENGTH = 500;
@@ -40,9 +41,10 @@ export function fromSdkError(err: unknown, ctx: SdkErrorContext): HookgateError 
         details: { ...(errorType ? { errorType } : {}), serverMessage },
       });
     }
-    const retryable = isRetryableStatus(err.status);
+    const calledOff = err.headers?.get(RETRY_BEYOND_DEADLINE_HEADER) ?? undefined;
+    const retryable = isRetryableStatus(err.status) && calledOff === undefined;
     const retryAfter = err.headers?.get('retry-after') ?? undefined;
-    const message = `the model endpoint answered ${err.status}${typeNote}${serverMessage ? `: ${serverMessage}` : ''}${retryable ? retriedNote(ctx) : ''}`;
+    const message = `the model endpoint answered ${err.status}${typeNote}${serverMessage ? `: ${serverMessage}` : ''}${retryable ? retriedNote(ctx) : ''}${calledOff ? ` (${calledOff})` : ''}`;
     return new HookgateError('MODEL_FAILED', message, {
       details: {
         status: err.status,

@@ -3,7 +3,7 @@ import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
 import type { Logger, SecretScrubber } from '../../kernel/logger.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
-import { settleOnAbort, startCallDeadline } from '../../kernel/model-call-deadline.js';
+import { fetchWithinDeadline, runWithinDeadline, settleOnAbort, startCallDeadline } from '../../kernel/model-call-deadline.js';
 import { ToolNameMap } from '../../kernel/model-tool-names.js';
 import { ChunkAssembler } from './chunk-assembler.js';
 import { toModelResponse, type RawCompletion } from './completion-result.js';
@@ -103,7 +103,9 @@ export class OpenAiChatModel implements ModelProvider {
     this.options.logger?.debug('model request', { provider: this.name, model, messages: body.messages.length, tools: body.tools?.length ?? 0 });
 
     try {
-      const result = await settleOnAbort(this.call(this.sdkFor(apiKey), body, names, request, deadline.signal, apiKey), deadline.signal);
+      const sdk = this.sdkFor(apiKey);
+      const work = runWithinDeadline(this.options.timeoutSeconds, 'models.openai.timeoutSeconds', () => this.call(sdk, body, names, request, deadline.signal, apiKey));
+      const result = await settleOnAbort(work, deadline.signal);
       this.options.logger?.debug('model response', {
         provider: this.name,
         model,
@@ -153,7 +155,8 @@ export class OpenAiChatModel implements ModelProvider {
       project: null,
       maxRetries: this.maxRetries,
       timeout: this.options.timeoutSeconds > 0 ? Math.ceil(this.options.timeoutSeconds * 1000) : NO_TIMEOUT_MS,
-      fetch: this.options.fetch ?? globalThis.fetch,
+      // A Retry-After the call's deadline cannot wait for fails the call at once, with the server's answer.
+      fetch: fetchWithinDeadline(this.options.fetch ?? globalThis.fetch),
       // The SDK's own logs go through hookgate's logger (scrubbed of the key), never to the console; OPENAI_LOG is ignored.
       logger: sdkLoggerFor(this.options.logger, apiKey, 'openai sdk'),
       logLevel: this.options.logger ? (this.options.sdkLogLevel ?? 'warn') : 'off',

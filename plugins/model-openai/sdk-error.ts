@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
+import { RETRY_BEYOND_DEADLINE_HEADER } from '../../kernel/model-call-deadline.js';
 import { scrubSecret as scrub } from '../../kernel/model-sdk-logger.js';
 
 const MAX_MESSAGE_LENGTH = 500;
@@ -35,9 +36,10 @@ export function fromSdkError(err: unknown, ctx: SdkErrorContext): HookgateError 
     if (err.status === undefined) {
       return new HookgateError('MODEL_FAILED', `the model stream reported an error: ${serverMessage}`, { details: { serverMessage } });
     }
-    const retryable = isRetryableStatus(err.status);
+    const calledOff = err.headers?.get(RETRY_BEYOND_DEADLINE_HEADER) ?? undefined;
+    const retryable = isRetryableStatus(err.status) && calledOff === undefined;
     const retryAfter = err.headers?.get('retry-after') ?? undefined;
-    const message = `the model endpoint answered ${err.status}${serverMessage ? `: ${serverMessage}` : ''}${retryable ? retriedNote(ctx) : ''}`;
+    const message = `the model endpoint answered ${err.status}${serverMessage ? `: ${serverMessage}` : ''}${retryable ? retriedNote(ctx) : ''}${calledOff ? ` (${calledOff})` : ''}`;
     return new HookgateError('MODEL_FAILED', message, {
       details: { status: err.status, ...(serverMessage ? { serverMessage } : {}), ...(retryable ? { retries: ctx.maxRetries } : {}), ...(retryAfter ? { retryAfter } : {}) },
     });

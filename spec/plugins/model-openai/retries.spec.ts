@@ -101,7 +101,7 @@ describe('plugins/model-openai retries (the SDK\'s, against a loopback server)',
     server.enqueue(json(errorBody('slow down'), 429, { 'retry-after': '30' }), ok());
     const controller = new AbortController();
     const reason = new Error('user pressed stop');
-    const pending = makeModel().complete(request({ signal: controller.signal }));
+    const pending = makeModel({ timeoutSeconds: 120 }).complete(request({ signal: controller.signal }));
     while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 50));
     controller.abort(reason);
@@ -109,13 +109,24 @@ describe('plugins/model-openai retries (the SDK\'s, against a loopback server)',
     assert.equal(server.requests.length, 1);
   });
 
-  it('fails on its deadline inside a Retry-After pause longer than timeoutSeconds', async function () {
-    this.timeout(10_000);
+  it('fails at once with the server\'s answer when its Retry-After is longer than what is left of timeoutSeconds', async function () {
+    this.timeout(10_000); // waiting 30 s or until the deadline would fail this
     server.enqueue(json(errorBody('slow down'), 429, { 'retry-after': '30' }), ok());
-    const err = await rejection(makeModel({ timeoutSeconds: 0.3 }).complete(request()));
+    const err = await rejection(makeModel({ timeoutSeconds: 5 }).complete(request()));
     assert.ok(err instanceof HookgateError);
-    assert.match(err.message, /no complete answer within 0\.3s/);
+    assert.match(err.message, /429.*slow down \(the server asks to wait 30s before a retry, more than the [0-9.]+s left of models\.openai\.timeoutSeconds\)/);
+    assert.equal(err.details.status, 429);
+    assert.equal(err.details.retryAfter, '30');
     assert.equal(server.requests.length, 1);
+  });
+
+  it('fails on its deadline when the answer after an honoured Retry-After never comes', async function () {
+    this.timeout(10_000);
+    server.enqueue(json(errorBody('slow down'), 429, { 'retry-after-ms': '100' }), { kind: 'hang' });
+    const err = await rejection(makeModel({ timeoutSeconds: 0.5 }).complete(request()));
+    assert.ok(err instanceof HookgateError);
+    assert.match(err.message, /no complete answer within 0\.5s \(models\.openai\.timeoutSeconds\)/);
+    assert.equal(server.requests.length, 2);
   });
 
   it('keeps the key out of the error of a retried failure the server echoes it in', async () => {
