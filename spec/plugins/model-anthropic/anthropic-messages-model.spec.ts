@@ -114,6 +114,13 @@ describe('plugins/model-anthropic AnthropicMessagesModel (against a loopback Mes
       assert.match(err.message, /no message_stop/);
     });
 
+    it('fails with MODEL_FAILED when an event carries data that is not JSON', async () => {
+      server.enqueue(stream([messageStart(1), 'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0,\n\n']));
+      const err = await rejection(model.complete(request()));
+      assert.ok(err instanceof HookgateError);
+      assert.match(err.message, /not JSON/);
+    });
+
     it('fails with MODEL_FAILED carrying the type and message of an error event inside the stream', async () => {
       server.enqueue(stream([messageStart(1), textStart(0), textDelta(0, 'x'), errorEvent('overloaded_error', 'Overloaded')]));
       const err = await rejection(model.complete(request()));
@@ -174,6 +181,12 @@ describe('plugins/model-anthropic AnthropicMessagesModel (against a loopback Mes
       assert.ok(err instanceof HookgateError);
       assert.match(err.message, /fs\/writeFile/);
       assert.match(err.message, /not valid JSON/);
+    });
+
+    it('splits a tool name it did not offer at its first "__", so the runtime can report the unknown tool', async () => {
+      server.enqueue(stream([messageStart(1), toolUseStart(0, 'toolu_x', 'web__fetch__v2'), inputJsonDelta(0, '{}'), blockStop(0), messageDelta('tool_use', 1), messageStop()]));
+      const res = await model.complete(request({ tools: TOOLS }));
+      assert.deepEqual(res.toolCalls, [{ id: 'toolu_x', identifier: 'web', apiName: 'fetch__v2', args: {} }]);
     });
 
     it('fails with MODEL_FAILED when a tool input is JSON but not an object', async () => {
