@@ -121,6 +121,14 @@ describe('plugins/model-openai OpenAiChatModel (against a loopback OpenAI-compat
       assert.match(err.message, /ended before the answer was complete/);
     });
 
+    it('fails with MODEL_FAILED when an event carries data that is not JSON', async () => {
+      server.enqueue(sse([textChunk('x'), 'data: {"choices": [\n\n']));
+      const err = await rejection(model.complete(request()));
+      assert.ok(err instanceof HookgateError);
+      assert.equal(err.code, 'MODEL_FAILED');
+      assert.match(err.message, /not JSON/);
+    });
+
     it('fails with MODEL_FAILED carrying the message of an error event inside the stream', async () => {
       server.enqueue(sse([textChunk('x'), { error: { message: 'The server had an error while processing your request.' } }]));
       const err = await rejection(model.complete(request()));
