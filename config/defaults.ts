@@ -13,7 +13,10 @@ import { retentionConfig, type RetentionConfig } from './retention-schema.js';
 export interface HookgateConfig extends KernelConfig {
   store: { driver: string; sqlite: { path: string; backgroundCheckpoints: boolean } };
   sandbox: { root: string };
-  models: { openai: { baseUrl: string; apiKeyEnv: string; model?: string; timeoutSeconds: number } };
+  models: {
+    openai: { baseUrl: string; apiKeyEnv: string; model?: string; timeoutSeconds: number; maxRetries: number };
+    anthropic: { baseUrl: string; apiKeyEnv: string; model?: string; timeoutSeconds: number; maxRetries: number; maxOutputTokens: number };
+  };
   webhooks: {
     publicBaseUrl?: string;
     internalBaseUrl?: string;
@@ -55,6 +58,15 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
         apiKeyEnv: parsed.models?.openai?.apiKeyEnv ?? 'OPENAI_API_KEY',
         model: parsed.models?.openai?.model,
         timeoutSeconds: parsed.models?.openai?.timeoutSeconds ?? 120,
+        maxRetries: parsed.models?.openai?.maxRetries ?? 2,
+      },
+      anthropic: {
+        baseUrl: parsed.models?.anthropic?.baseUrl ?? 'https://api.anthropic.com',
+        apiKeyEnv: parsed.models?.anthropic?.apiKeyEnv ?? 'ANTHROPIC_API_KEY',
+        model: parsed.models?.anthropic?.model,
+        timeoutSeconds: parsed.models?.anthropic?.timeoutSeconds ?? 120,
+        maxRetries: parsed.models?.anthropic?.maxRetries ?? 2,
+        maxOutputTokens: parsed.models?.anthropic?.maxOutputTokens ?? 4096,
       },
     },
     webhooks: {

@@ -35,6 +35,10 @@ export const TAKE_OVER_MODES = ['off', 'start', 'watch'] as const;
 /** The documented ranges of every numeric key (README, Configuration). */
 export const NUMERIC_RANGES = {
   'models.openai.timeoutSeconds': { min: 1, max: 3600, none: 0 },
+  'models.openai.maxRetries': { min: 0, max: 10 },
+  'models.anthropic.timeoutSeconds': { min: 1, max: 3600, none: 0 },
+  'models.anthropic.maxRetries': { min: 0, max: 10 },
+  'models.anthropic.maxOutputTokens': { min: 1, max: 1_000_000 },
   'policies.deadlineMs': { min: 10, max: 60_000 },
   'policies.maxWorkers': { min: 1, max: 64 },
   'policies.maxInFlight': { min: 1, max: 1_000_000 },
@@ -51,6 +55,9 @@ const timeoutSeconds = v.pipe(
     `expected 0 (no timeout) or a number of seconds from ${timeoutSecondsRange.min} to ${formatNumber(timeoutSecondsRange.max)}`,
   ),
 );
+
+/** Retries of one model call after its first attempt (the same range for every provider). */
+const maxRetries = integerInRange(NUMERIC_RANGES['models.openai.maxRetries'].min, NUMERIC_RANGES['models.openai.maxRetries'].max, 'retries');
 
 /**
  * A file or folder path: not empty or blank (`""` would resolve to the config
@@ -118,6 +125,23 @@ export const ConfigSchema = v.strictObject({
           apiKeyEnv: v.optional(v.string()),
           model: v.optional(v.string()),
           timeoutSeconds: v.optional(timeoutSeconds),
+          /** Retries after the first attempt on 408, 409, 429, 5xx and network errors (the SDK's backoff, honouring Retry-After). */
+          maxRetries: v.optional(maxRetries),
+        }),
+      ),
+      anthropic: v.optional(
+        v.strictObject({
+          /** Without `/v1/messages`; default https://api.anthropic.com. */
+          baseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
+          /** Name of the env var holding the key (default ANTHROPIC_API_KEY). The key itself never goes in a file. */
+          apiKeyEnv: v.optional(v.string()),
+          model: v.optional(v.string()),
+          timeoutSeconds: v.optional(timeoutSeconds),
+          maxRetries: v.optional(maxRetries),
+          /** `max_tokens` when the agent file sets no maxOutputTokens (the Messages API requires one). */
+          maxOutputTokens: v.optional(
+            integerInRange(NUMERIC_RANGES['models.anthropic.maxOutputTokens'].min, NUMERIC_RANGES['models.anthropic.maxOutputTokens'].max, 'tokens'),
+          ),
         }),
       ),
     }),

@@ -43,6 +43,7 @@ export const ERROR_CATALOG = {
   LEASE_REQUEST_INVALID: { category: 'user', summary: 'a lease request has no owner or no positive ttlMs' },
   OPERATION_NOT_RUNNING: { category: 'user', summary: 'the operation is not one a crashed process left running' },
   MODEL_NOT_FOUND: { category: 'user', summary: 'no model provider has this name' },
+  MODEL_SPECIFIER_INVALID: { category: 'user', summary: 'a model specifier is not "provider/model"' },
   MODEL_FAILED: { category: 'third_party', summary: 'the model provider failed' },
   TOOL_NOT_FOUND: { category: 'user', summary: 'the model asked for a tool the agent does not have' },
   TOOL_FAILED: { category: 'third_party', summary: 'a tool threw' },

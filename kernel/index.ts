@@ -34,6 +34,8 @@ export { TERMINAL_STATUSES } from './store.js';
 export type { RetentionLimits, RetentionPolicy, PruneOptions, PruneCounts } from './retention.js';
 export { emptyPruneCounts, isExpired, limitsFor, prunesAnything } from './retention.js';
 export type * from './model.js';
+export { parseModelSpecifier, resolveModelProvider, MODEL_PROVIDER_NAME_PATTERN, type ModelSpecifier } from './model-specifier.js';
+export { toFunctionName, ToolNameMap, FUNCTION_NAME_PATTERN } from './model-tool-names.js';
 export type * from './tools.js';
 export type * from './messages.js';
 export type { ToolPolicy, ToolPolicyDecision } from './tool-policy.js';

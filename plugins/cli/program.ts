@@ -10,6 +10,7 @@ import { decideCommand, runCommand } from './run-command.js';
 import { abortCommand, resumeCommand } from './recovery-commands.js';
 import { pruneCommand } from './prune-command.js';
 import { storeName } from './store-name.js';
+import { usageText } from './usage-text.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { generateSigningSecret } from '../../kernel/hooks/webhook/signing.js';
@@ -157,7 +158,12 @@ export function buildProgram(): Command {
           } else {
             process.stdout.write(`${op.id}  agent ${op.agentId}  ${op.status} ${op.reason ?? ''}\n`);
             process.stdout.write(`  thread ${op.threadId}\n`);
-            for (const s of steps) process.stdout.write(`  step ${s.stepIndex} ${s.kind.padEnd(22)} ${JSON.stringify(s.summary)}\n`);
+            for (const s of steps) {
+              const used = usageText(s.usage);
+              process.stdout.write(`  step ${s.stepIndex} ${s.kind.padEnd(22)} ${JSON.stringify(s.summary)}${used ? `  · ${used}` : ''}\n`);
+            }
+            const total = usageText(op.state.usage);
+            if (total) process.stdout.write(`  total ${total}\n`);
             for (const m of messages) process.stdout.write(`  [${m.seq}] ${m.role}${m.compactedInto ? ' (compacted)' : ''}: ${m.content.slice(0, 120).replace(/\n/g, ' ')}\n`);
           }
           return EXIT.ok;

@@ -1,4 +1,5 @@
 import type { OperationEvent } from '../../kernel/runtime/operation-events.js';
+import { costText } from './usage-text.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -68,7 +69,8 @@ export class TimelinePrinter {
         this.stopSpinner();
         const tokens = event.usage.totalTokens;
         const mark = event.status === 'done' ? '■' : '✗';
-        this.line(`${mark} ${event.reason} after ${event.steps} steps, ${tokens} tokens${event.error ? `: ${event.error}` : ''}`);
+        const cost = event.usage.cost > 0 ? `, ${costText(event.usage.cost)}` : '';
+        this.line(`${mark} ${event.reason} after ${event.steps} steps, ${tokens} tokens${cost}${event.error ? `: ${event.error}` : ''}`);
         break;
       }
       case 'hook':

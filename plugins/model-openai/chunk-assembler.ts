@@ -1,5 +1,7 @@
 import type { RawCompletion, RawToolCall } from './completion-result.js';
-import type { WireChunk, WireToolCallDelta } from './wire-types.js';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+
+type ToolCallDelta = ChatCompletionChunk.Choice.Delta.ToolCall;
 
 /**
  * Collects streamed `chat.completion.chunk`s into one answer. Text deltas are
@@ -19,12 +21,12 @@ export class ChunkAssembler {
 
   constructor(private readonly onText: (delta: string) => void) {}
 
-  /** True once a choice reported why it finished. */
+  /** True once a choice reported why it finished, or the final usage chunk came. */
   get finished(): boolean {
-    return this.finishReason !== undefined && this.finishReason !== null;
+    return (this.finishReason !== undefined && this.finishReason !== null) || (this.usage !== undefined && this.usage !== null);
   }
 
-  push(chunk: WireChunk): void {
+  push(chunk: ChatCompletionChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
     if (!choice) return;
@@ -34,7 +36,7 @@ export class ChunkAssembler {
       this.text += piece;
       this.onText(piece);
     }
-    for (const d of delta.tool_calls ?? []) this.pushToolCall(d);
+    for (const d of (delta.tool_calls ?? []) as Partial<ToolCallDelta>[]) this.pushToolCall(d);
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
   }
 
@@ -45,7 +47,7 @@ export class ChunkAssembler {
     return { text: this.text, toolCalls, finishReason: this.finishReason, usage: this.usage };
   }
 
-  private pushToolCall(d: WireToolCallDelta): void {
+  private pushToolCall(d: Partial<ToolCallDelta>): void {
     const index = d.index ?? this.indexWithoutIndex(d);
     this.lastIndex = index;
     let call = this.calls.get(index);
@@ -60,7 +62,7 @@ export class ChunkAssembler {
   }
 
   /** Some servers omit `index`: a new id starts a new call, anything else continues the last one. */
-  private indexWithoutIndex(d: WireToolCallDelta): number {
+  private indexWithoutIndex(d: Partial<ToolCallDelta>): number {
     if (d.id) {
       for (const [i, c] of this.calls) if (c.id === d.id) return i;
       return this.calls.size === 0 ? 0 : Math.max(...this.calls.keys()) + 1;

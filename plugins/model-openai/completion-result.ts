@@ -1,8 +1,14 @@
 import { HookgateError } from '../../kernel/errors.js';
 import type { ToolCall } from '../../kernel/messages.js';
 import type { ModelResponse } from '../../kernel/model.js';
-import type { ToolNameMap } from './tool-names.js';
-import type { WireUsage } from './wire-types.js';
+import type { ToolNameMap } from '../../kernel/model-tool-names.js';
+
+/** Token counts as the wire carries them; compatible servers may omit any of them. */
+export interface WireUsage {
+  prompt_tokens?: number | null;
+  completion_tokens?: number | null;
+  total_tokens?: number | null;
+}
 
 /** A tool call as it came over the wire: function name and raw JSON arguments. */
 export interface RawToolCall {

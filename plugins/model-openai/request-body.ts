@@ -1,8 +1,12 @@
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import { HookgateError } from '../../kernel/errors.js';
 import type { Message } from '../../kernel/messages.js';
 import type { ModelRequest, ToolSpec } from '../../kernel/model.js';
-import type { ToolNameMap } from './tool-names.js';
-import type { WireMessage, WireRequestBody, WireTool } from './wire-types.js';
+import type { ToolNameMap } from '../../kernel/model-tool-names.js';
 
 /**
  * Maps hookgate messages to Chat Completions messages. A `summary` (written by
@@ -10,8 +14,8 @@ import type { WireMessage, WireRequestBody, WireTool } from './wire-types.js';
  * function names and JSON arguments; tool results answer by `tool_call_id`.
  * Throws MODEL_FAILED for a tool message without `toolCallId`.
  */
-export function toWireMessages(messages: readonly Message[], names: ToolNameMap): WireMessage[] {
-  return messages.map((m, position): WireMessage => {
+export function toChatMessages(messages: readonly Message[], names: ToolNameMap): ChatCompletionMessageParam[] {
+  return messages.map((m, position): ChatCompletionMessageParam => {
     switch (m.role) {
       case 'system':
       case 'summary':
@@ -43,7 +47,7 @@ export function toWireMessages(messages: readonly Message[], names: ToolNameMap)
 }
 
 /** Offered tools as `function` tools; a schema without `type` is taken as an object schema. */
-export function toWireTools(tools: readonly ToolSpec[], names: ToolNameMap): WireTool[] {
+export function toChatTools(tools: readonly ToolSpec[], names: ToolNameMap): ChatCompletionFunctionTool[] {
   return tools.map((t) => ({
     type: 'function',
     function: {
@@ -54,15 +58,15 @@ export function toWireTools(tools: readonly ToolSpec[], names: ToolNameMap): Wir
   }));
 }
 
-/** The JSON body of `POST /chat/completions`; always asks for a stream with usage in the last chunk. */
-export function buildRequestBody(request: ModelRequest, model: string, names: ToolNameMap): WireRequestBody {
-  const body: WireRequestBody = {
+/** The body of `POST /chat/completions`; always asks for a stream with usage in the last chunk. */
+export function buildRequestBody(request: ModelRequest, model: string, names: ToolNameMap): ChatCompletionCreateParamsStreaming {
+  const body: ChatCompletionCreateParamsStreaming = {
     model,
-    messages: toWireMessages(request.messages, names),
+    messages: toChatMessages(request.messages, names),
     stream: true,
     stream_options: { include_usage: true },
   };
-  if (request.tools.length > 0) body.tools = toWireTools(request.tools, names);
+  if (request.tools.length > 0) body.tools = toChatTools(request.tools, names);
   if (request.temperature !== undefined) body.temperature = request.temperature;
   // max_tokens rather than max_completion_tokens: every compatible server knows it.
   if (request.maxOutputTokens !== undefined) body.max_tokens = request.maxOutputTokens;

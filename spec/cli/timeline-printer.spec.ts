@@ -72,4 +72,9 @@ describe('TimelinePrinter: streamed text', () => {
     printer.handle({ type: 'operation_finished', operationId: 'op1', reason: 'error', status: 'error', usage, steps: 1, error: 'cut off' });
     assert.equal(screen.text, '  💬 Half a\n✗ error after 1 steps, 2 tokens: cut off\n');
   });
+
+  it('prints the cost of the operation when the agent priced its model', () => {
+    printer.handle({ type: 'operation_finished', operationId: 'op1', reason: 'done', status: 'done', usage: { promptTokens: 1200, completionTokens: 40, totalTokens: 1240, cost: 0.0042 }, steps: 3 });
+    assert.equal(screen.text, '■ done after 3 steps, 1240 tokens, $0.004200\n');
+  });
 });

@@ -34,7 +34,9 @@ export type ScriptedResponse =
     }
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
   /** Accept the request and never answer. */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** Read the request, then cut the connection without a response (a network error for the client). */
+  | { kind: 'drop' };
 
 export interface RecordedRequest {
   method: string;
@@ -43,6 +45,8 @@ export interface RecordedRequest {
   rawBody: string;
   /** The parsed JSON body (undefined when it did not parse). */
   body: any;
+  /** `performance.now()` when the request's body was read (for lower bounds on backoff pauses). */
+  receivedAt: number;
 }
 
 export class FakeOpenAiServer {
@@ -93,7 +97,7 @@ export class FakeOpenAiServer {
     } catch {
       body = undefined;
     }
-    this.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawBody, body });
+    this.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawBody, body, receivedAt: performance.now() });
 
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       return void sendJson(res, 404, { error: { message: `fake server: no route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
@@ -104,6 +108,8 @@ export class FakeOpenAiServer {
     switch (next.kind) {
       case 'hang':
         return;
+      case 'drop':
+        return void req.socket.destroy();
       case 'json':
         return void sendJson(res, next.status ?? 200, next.body, next.headers);
       case 'sse': {
@@ -143,9 +149,9 @@ export function sse(writes: Array<object | string | Uint8Array>, options: Omit<E
   return { kind: 'sse', writes, ...options };
 }
 
-/** A plain JSON response (success or error body). */
-export function json(body: unknown, status = 200): ScriptedResponse {
-  return { kind: 'json', status, body };
+/** A plain JSON response (success or error body), with extra headers such as `retry-after`. */
+export function json(body: unknown, status = 200, headers?: Record<string, string>): ScriptedResponse {
+  return { kind: 'json', status, body, ...(headers ? { headers } : {}) };
 }
 
 /** An OpenAI error body as the real API sends it. */

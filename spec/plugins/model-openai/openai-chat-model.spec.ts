@@ -52,7 +52,7 @@ describe('plugins/model-openai OpenAiChatModel (against a loopback OpenAI-compat
   let model: OpenAiChatModel;
 
   function makeModel(options: Partial<OpenAiChatModelOptions> = {}): OpenAiChatModel {
-    return new OpenAiChatModel({ baseUrl: server.baseUrl, apiKeyEnv: KEY_ENV, timeoutSeconds: 10, ...options });
+    return new OpenAiChatModel({ baseUrl: server.baseUrl, apiKeyEnv: KEY_ENV, timeoutSeconds: 10, maxRetries: 0, ...options });
   }
 
   beforeEach(async () => {
@@ -119,6 +119,14 @@ describe('plugins/model-openai OpenAiChatModel (against a loopback OpenAI-compat
       assert.ok(err instanceof HookgateError);
       assert.equal(err.code, 'MODEL_FAILED');
       assert.match(err.message, /ended before the answer was complete/);
+    });
+
+    it('fails with MODEL_FAILED when an event carries data that is not JSON', async () => {
+      server.enqueue(sse([textChunk('x'), 'data: {"choices": [\n\n']));
+      const err = await rejection(model.complete(request()));
+      assert.ok(err instanceof HookgateError);
+      assert.equal(err.code, 'MODEL_FAILED');
+      assert.match(err.message, /not JSON/);
     });
 
     it('fails with MODEL_FAILED carrying the message of an error event inside the stream', async () => {

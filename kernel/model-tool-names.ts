@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
-import { HookgateError } from '../../kernel/errors.js';
-import type { ToolSpec } from '../../kernel/model.js';
+import { HookgateError } from './errors.js';
+import type { ToolSpec } from './model.js';
 
-/** What OpenAI accepts as a function name. */
+/**
+ * What tool-calling APIs accept as a tool (function) name: OpenAI Chat Completions and Anthropic Messages both
+ * take `^[a-zA-Z0-9_-]{1,64}$`. Model providers share the mapping below, so one tool has one name everywhere.
+ */
 export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const SEPARATOR = '__';
@@ -14,7 +17,7 @@ export interface ToolRef {
 }
 
 /**
- * The OpenAI function name for a hookgate tool: `identifier__apiName` when that
+ * The function name a model API sees for a hookgate tool: `identifier__apiName` when that
  * is already a valid name and the identifier holds no `__` (so the first `__`
  * splits it back unambiguously). Otherwise the name is sanitized, cut to 55
  * characters and given an 8-hex suffix hashed from the original pair, so
@@ -46,7 +49,7 @@ export class ToolNameMap {
       if (taken && (taken.identifier !== tool.identifier || taken.apiName !== tool.apiName)) {
         throw new HookgateError(
           'MODEL_FAILED',
-          `tools ${taken.identifier}/${taken.apiName} and ${tool.identifier}/${tool.apiName} map to the same OpenAI function name "${name}"`,
+          `tools ${taken.identifier}/${taken.apiName} and ${tool.identifier}/${tool.apiName} map to the same model function name "${name}"`,
           { details: { functionName: name } },
         );
       }

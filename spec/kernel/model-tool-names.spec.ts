@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { HookgateError } from '../../../kernel/errors.js';
-import type { ToolSpec } from '../../../kernel/model.js';
-import { FUNCTION_NAME_PATTERN, toFunctionName, ToolNameMap } from '../../../plugins/model-openai/tool-names.js';
+import { HookgateError } from '../../kernel/errors.js';
+import type { ToolSpec } from '../../kernel/model.js';
+import { FUNCTION_NAME_PATTERN, toFunctionName, ToolNameMap } from '../../kernel/model-tool-names.js';
 
 function tool(identifier: string, apiName: string): ToolSpec {
   return { identifier, apiName, description: '', parameters: { type: 'object' } };
 }
 
-describe('plugins/model-openai tool names', () => {
+describe('kernel/model-tool-names', () => {
   it('names a tool identifier__apiName when that is a valid OpenAI function name', () => {
     assert.equal(toFunctionName('fs', 'readFile'), 'fs__readFile');
   });
