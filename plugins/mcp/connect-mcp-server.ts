@@ -68,7 +68,7 @@ export function connectMcpServer(name: string, options: McpServerOptions): Promi
 /** {@link connectMcpServer} with the plugin's scrubber and logger. */
 export async function openMcpConnection(name: string, options: McpServerOptions, env: McpConnectionEnvironment): Promise<McpServerConnection> {
   const resolved = resolveMcpServerOptions(name, options);
-  const scrub = env.scrub ?? headerScrubber(resolved);
+  const scrub = secretScrubber(resolved, env.scrub);
   const where = `MCP server "${name}" (${displayUrl(resolved.url)})`;
   let transport: Transport | undefined;
   const client = new Client({ name: 'hookgate', version: '0.1.0' }, { capabilities: {} });
@@ -91,7 +91,7 @@ export async function openMcpConnection(name: string, options: McpServerOptions,
     throw new HookgateError('MCP_CONNECT_FAILED', `${where}: cannot connect: ${describeRequestFailure(err, resolved.timeoutMs, scrub)}`, { details: { server: name } });
   }
   try {
-    const tools = client.getServerCapabilities()?.tools ? await listAllTools(client, name, resolved.timeoutMs) : [];
+    const tools = client.getServerCapabilities()?.tools ? await listAllTools(client, { name, where }, resolved.timeoutMs) : [];
     const deps = { client, server: name, timeoutMs: resolved.timeoutMs, resetTimeoutOnProgress: resolved.resetTimeoutOnProgress ?? false, scrub };
     const adapted: McpTool[] = [];
     const byName = new Map<string, string>();
@@ -157,9 +157,15 @@ class TimeoutError extends Error {
 /** Header names whose values are credentials: scrubbed from whatever the server sends back. */
 const CREDENTIAL_HEADER = /auth|token|key|secret|cookie|session|password|credential|signature/i;
 
-/** The default scrubber of a connection: the values of its credential-like headers. */
-function headerScrubber(options: ResolvedMcpServerOptions): (text: string) => string {
+/**
+ * A connection's scrubber: the URL's query values (a token in `?key=`), then
+ * `outer` (the plugin's: the kernel's secrets) or, without one, the values of
+ * the credential-like headers.
+ */
+function secretScrubber(options: ResolvedMcpServerOptions, outer: ((text: string) => string) | undefined): (text: string) => string {
   const scrubber = new SecretScrubber();
+  for (const value of options.url.searchParams.values()) scrubber.add(value);
+  if (outer) return scrubber.size === 0 ? outer : (text) => outer(scrubber.scrub(text));
   let headers: Record<string, string> = {};
   try {
     headers = mergedRequestInit(options.requestInit, options.headers).headers as Record<string, string>;

@@ -24,8 +24,16 @@ export function describeRequestFailure(err: unknown, timeoutMs: number, scrub: (
   }
   const message = errorMessage(err);
   if (/^Not connected$/.test(message)) return 'the connection to the server is closed';
-  const cause = err instanceof Error && err.cause !== undefined ? `: ${errorMessage(err.cause)}` : '';
-  return `the request failed: ${scrub(`${message}${cause}`)}`;
+  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const causeCode = typeof cause?.code === 'string' ? cause.code : '';
+  const causeText = cause !== undefined ? errorMessage(cause) : '';
+  if (causeCode === 'ECONNREFUSED') return 'cannot reach the server (connection refused)';
+  if (/^(ECONNRESET|EPIPE|UND_ERR_SOCKET|UND_ERR_CLOSED)$/.test(causeCode) || /other side closed|socket hang up|terminated/i.test(`${message} ${causeText}`)) {
+    return 'the connection to the server broke during the request (the server may have stopped)';
+  }
+  // StreamableHTTPError and SseError carry the HTTP status as a numeric code.
+  const status = typeof (err as { code?: unknown })?.code === 'number' && (err as { code: number }).code > 0 ? ` (HTTP ${(err as { code: number }).code})` : '';
+  return `the request failed${status}: ${scrub(`${message}${causeText ? `: ${causeText}` : ''}`)}`;
 }
 
 /** MCP_CALL_FAILED for one tool call, naming server and tool. */

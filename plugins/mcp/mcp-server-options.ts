@@ -63,6 +63,7 @@ export function resolveMcpServerOptions(name: string, options: McpServerOptions)
     invalid(name, 'expected an absolute http(s) URL', 'url');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid(name, `expected an http(s) URL, got the scheme "${url.protocol.slice(0, -1)}"`, 'url');
+  if (url.username !== '' || url.password !== '') invalid(name, 'credentials in the URL are never sent (fetch refuses them); put them in headers', 'url');
   const transport = options.transport ?? 'streamable-http';
   if (!MCP_TRANSPORTS.includes(transport)) invalid(name, `expected one of ${MCP_TRANSPORTS.join(', ')}`, 'transport');
   const timeoutMs = options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;

@@ -11,24 +11,24 @@ export const MAX_TOOL_PAGES = 1_000;
  * page (and its tool cache keeps only the last page's), so the pages are
  * requested here, through `client.request`. A cursor the server already gave
  * throws (it would loop forever), as does a run past {@link MAX_TOOL_PAGES}.
- * Errors are MCP_DISCOVERY_FAILED naming the server; the caller closes the
- * client.
+ * Errors are MCP_DISCOVERY_FAILED naming the server (`where`: its name and
+ * URL); the caller closes the client.
  */
-export async function listAllTools(client: Client, server: string, timeoutMs: number): Promise<Tool[]> {
+export async function listAllTools(client: Client, server: { name: string; where: string }, timeoutMs: number): Promise<Tool[]> {
   const tools: Tool[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 1; ; page++) {
     if (page > MAX_TOOL_PAGES) {
-      throw new HookgateError('MCP_DISCOVERY_FAILED', `MCP server "${server}": tools/list gave more than ${MAX_TOOL_PAGES} pages`, { details: { server } });
+      throw new HookgateError('MCP_DISCOVERY_FAILED', `${server.where}: tools/list gave more than ${MAX_TOOL_PAGES} pages`, { details: { server: server.name } });
     }
     const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout: timeoutMs });
     tools.push(...result.tools);
     const next = result.nextCursor;
     if (next === undefined) return tools;
     if (seen.has(next)) {
-      throw new HookgateError('MCP_DISCOVERY_FAILED', `MCP server "${server}": tools/list repeated the cursor ${JSON.stringify(next.slice(0, 200))} (page ${page + 1}); discovery stopped instead of looping`, {
-        details: { server, page: page + 1 },
+      throw new HookgateError('MCP_DISCOVERY_FAILED', `${server.where}: tools/list repeated the cursor ${JSON.stringify(next.slice(0, 200))} (page ${page + 1}); discovery stopped instead of looping`, {
+        details: { server: server.name, page: page + 1 },
       });
     }
     seen.add(next);
