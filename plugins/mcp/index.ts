@@ -18,7 +18,8 @@ interface McpPluginState {
 
 /**
  * `mcp`: the MCP servers of the config's `mcp.servers` as one tool source.
- * `register` binds the source (empty, no I/O); `start` connects to every
+ * `register` binds the source when servers are configured (no I/O: until
+ * start its `list()` says the tools are not known yet); `start` connects to every
  * server at once (headers' `${VAR}` read from the kernel's environment and
  * registered as secrets) and adds their tools, `mcp__<server>/<tool>` to the
  * runtime, `mcp__<server>__<tool>` to models and agent files. A server that
@@ -36,6 +37,10 @@ export default definePlugin({
   drivers: [{ kind: 'tool-source', name: 'mcp' }],
   state: (): McpPluginState => ({ source: new McpToolSource(), connections: [] }),
   register(ctx) {
+    // No servers, no tool source: the catalogue lists nothing empty for it.
+    const servers = Object.keys(ctx.resolve(HookgateConfigToken).mcp?.servers ?? {});
+    if (servers.length === 0) return;
+    ctx.state.source.expect(servers);
     ctx.bindValue(ToolSources, ctx.state.source);
   },
   async start(ctx) {

@@ -17,6 +17,17 @@ export class McpToolSource implements ToolSource {
   readonly id = 'mcp';
   private readonly tools = new Map<string, McpTool>();
   private listed: ToolDefinition[] = [];
+  private awaiting: readonly string[] = [];
+
+  /**
+   * Servers whose tools will come with a connection: until {@link add} brings
+   * them, `list()` throws, so a reader of the catalogue that never starts the
+   * kernel (`hookgate policy check`) says the MCP tools are unknown rather
+   * than absent.
+   */
+  expect(servers: readonly string[]): void {
+    this.awaiting = [...servers];
+  }
 
   /** Adds a connection's tools; a name another connection already gave is refused (MCP_DISCOVERY_FAILED). */
   add(connection: McpServerConnection): void {
@@ -30,9 +41,15 @@ export class McpToolSource implements ToolSource {
       this.tools.set(key, tool);
     }
     this.listed = [...this.tools.values()];
+    this.awaiting = this.awaiting.filter((name) => name !== connection.name);
   }
 
   list(): ToolDefinition[] {
+    if (this.awaiting.length > 0) {
+      throw new HookgateError('MCP_CONNECT_FAILED', `the tools of MCP server${this.awaiting.length > 1 ? 's' : ''} ${this.awaiting.map((n) => `"${n}"`).join(', ')} are known once connected (when the kernel starts)`, {
+        details: { servers: this.awaiting },
+      });
+    }
     return this.listed;
   }
 

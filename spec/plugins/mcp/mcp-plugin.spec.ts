@@ -8,6 +8,7 @@ import { parseAgentDefinition } from '../../../kernel/agent-definition.js';
 import { createLogger, type LogRecord } from '../../../kernel/logger.js';
 import { ToolNameMap, toFunctionName } from '../../../plugins/model-openai/tool-names.js';
 import { startMcpTestServer, type McpTestServer } from './fixtures/mcp-test-server.js';
+import { runHookgate } from '../../helpers/cli-process.js';
 
 const TOKEN = 'fixture-token-5f1c2b9e7d';
 
@@ -150,6 +151,17 @@ describe('mcp plugin: configured MCP servers for YAML agents', function () {
       kernel = undefined;
       assert.equal(server.sessions.opened, 0);
     });
+  });
+
+  it('hookgate policy check does not connect, and says the MCP tools are not known yet', async () => {
+    await mkdir(path.join(dir, 'policies'));
+    await writeFile(path.join(dir, 'policies', 'mcp.yaml'), "policies:\n  - id: no-mcp-deletes\n    match: '^mcp__fixture/delete_'\n    effect: deny\n");
+    await writeFile(path.join(dir, 'hookgate.config.yaml'), configFor(server.url()));
+    const result = await runHookgate(dir, ['policy', 'check'], { FIXTURE_TOKEN: TOKEN });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /tool source "mcp" of plugin "mcp" could not list its tools without starting: the tools of MCP server "fixture" are known once connected \(when the kernel starts\)/);
+    assert.equal(server.sessions.opened, 0);
+    assert.equal(`${result.stdout}${result.stderr}`.includes(TOKEN), false);
   });
 
   describe('config and agent files', () => {
