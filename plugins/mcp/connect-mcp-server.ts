@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
 import { SecretScrubber } from '../../kernel/logger.js';
 import { watchBrokenStreams, type BrokenStream } from './broken-stream-watch.js';
@@ -134,23 +135,17 @@ function closer(client: Client, transport: Transport): { close(): Promise<void> 
   };
 }
 
-/** `promise`, or a RequestTimeout-shaped rejection after `ms` (the SSE transport's first GET has no timeout of its own). */
+/** `promise`, or the SDK's RequestTimeout error after `ms` (the SSE transport's first GET has no timeout of its own). */
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError()), ms);
+    timer = setTimeout(() => reject(new McpError(ErrorCode.RequestTimeout, 'timed out')), ms);
     timer.unref();
   });
   try {
     return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-class TimeoutError extends Error {
-  constructor() {
-    super('timed out');
   }
 }
 

@@ -168,7 +168,7 @@ describe('MCP tool calls: timeouts, progress, crashes, close', function () {
       try {
         const base = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
         for (const transport of ['streamable-http', 'sse'] as const) {
-          await assert.rejects(connectMcpServer('mute', { url: `${base}/mcp`, transport, timeoutMs: 200 }), { code: 'MCP_CONNECT_FAILED', message: `MCP server "mute" (${base}/mcp): cannot connect: the request failed: timed out` });
+          await assert.rejects(connectMcpServer('mute', { url: `${base}/mcp`, transport, timeoutMs: 200 }), { code: 'MCP_CONNECT_FAILED', message: `MCP server "mute" (${base}/mcp): cannot connect: timed out after 200 ms` });
         }
       } finally {
         silent.closeAllConnections();
