@@ -7,7 +7,7 @@ import { loadAgentFile } from '../../../config/agent-file.js';
 import { parseAgentDefinition } from '../../../kernel/agent-definition.js';
 import { createLogger, type LogRecord } from '../../../kernel/logger.js';
 import { ToolNameMap, toFunctionName } from '../../../plugins/model-openai/tool-names.js';
-import { startMcpTestServer, type McpTestServer } from './fixtures/mcp-test-server.js';
+import { startMcpTestServer, type FixtureCall, type McpTestServer } from './fixtures/mcp-test-server.js';
 import { runHookgate } from '../../helpers/cli-process.js';
 
 const TOKEN = 'fixture-token-5f1c2b9e7d';
@@ -94,6 +94,19 @@ describe('mcp plugin: configured MCP servers for YAML agents', function () {
     const tool = (await k.listMessages(handle.operationId)).find((m) => m.role === 'tool');
     assert.equal(tool?.toolResult?.error, 'tool_not_allowed');
     assert.deepEqual(server.calls, []);
+  });
+
+  it('an approval requirement parks an MCP call before the server sees it; approving runs it', async () => {
+    const k = await start(configFor(server.url()));
+    const file = path.join(dir, 'agent.yaml');
+    await writeFile(file, JSON.stringify({ id: 'mcp-agent', model: { provider: 'scripted', turns: [call('echo', { text: 'ok?' }), { text: 'done' }] }, tools: ['mcp__fixture__*'], approval: { tools: ['mcp__fixture__echo'] } }));
+    loadAgentFile(file, k.agents);
+    const handle = await k.execAgent({ agentId: 'mcp-agent', prompt: 'go' });
+    await handle.settled();
+    assert.equal((await k.getOperation(handle.operationId))?.status, 'waiting_approval');
+    assert.deepEqual(server.calls, []);
+    assert.equal((await (await k.approve(handle.operationId)).completed()).status, 'done');
+    assert.deepEqual((server.calls as FixtureCall[]).map((c) => [c.name, c.args]), [['echo', { text: 'ok?' }]]);
   });
 
   it('an isError result is a tool error; the credential the server echoed reaches neither the store, the logs nor the result', async () => {
