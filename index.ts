@@ -4,8 +4,8 @@
  * selects, the `Kernel` and its `HookDispatcher`, `definePlugin` /
  * `createToken` and every service token by name (`ToolSources`,
  * `ModelProviders`, `Store`, ...), the tool / model / store contracts, the
- * hook event types, `HookgateError` with its codes, and `definePolicy` for
- * code policies.
+ * hook event types, `HookgateError` with its codes, `definePolicy` for
+ * code policies, and `connectMcpServer` for MCP tools.
  */
 import type { HookgateConfig } from './config/defaults.js';
 import { loadConfig, type LoadConfigOptions } from './config/load-config.js';
@@ -22,6 +22,32 @@ export { loadPluginModules } from './plugins/plugin-modules.js';
 export { HookgateConfigToken } from './config/config-token.js';
 export { definePolicy, type CodePolicyDefinition, type CodePolicyVerdict, type PolicyEventInput } from './policies/define-policy.js';
 export type { PolicyEffect, PolicyEventName } from './policies/policy-types.js';
+export {
+  /**
+   * Connects to a remote MCP server (streamable HTTP or SSE) and adapts its
+   * tools into ordinary tools named `mcp__<server>__<tool>` (document 001's
+   * `connectMcpServer`). Asynchronous; call at startup. Rejects with
+   * MCP_OPTIONS_INVALID, MCP_CONNECT_FAILED or MCP_DISCOVERY_FAILED, the client
+   * closed first. See docs/mcp.md.
+   */
+  connectMcpServer,
+  /** The tools of MCP connections as one `ToolSource` (id `mcp`), for a plugin that connects servers itself. */
+  McpToolSource,
+} from './plugins/mcp/index.js';
+export type {
+  /** What `connectMcpServer` resolves to: `{ name, tools, close() }`. */
+  McpServerConnection,
+  /** `connectMcpServer`'s options: url, transport, headers, requestInit, fetch, timeoutMs, resetTimeoutOnProgress. */
+  McpServerOptions,
+  /** `'streamable-http'` (default) or `'sse'`. */
+  McpTransport,
+  /** One adapted MCP tool: `name`, `description`, `inputSchema`, `outputSchema?`, `run(args, { signal, toolCallId })`. */
+  McpTool,
+  /** What an MCP tool's `run` resolves to: the flattened text and the structured content. */
+  McpToolResult,
+  /** What an MCP tool's `run` gets besides the arguments: `signal`, `toolCallId`. */
+  McpToolRunContext,
+} from './plugins/mcp/index.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';
 

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { KernelConfig } from '../kernel/kernel-config.js';
 import type { ParsedConfig } from './schema.js';
+import { mcpConfig, type McpConfig } from './mcp-schema.js';
 import { retentionConfig, type RetentionConfig } from './retention-schema.js';
 
 /**
@@ -27,6 +28,8 @@ export interface HookgateConfig extends KernelConfig {
   policies: { paths: string[]; pathsAreDefault: boolean; defaultDecision: 'allow' | 'deny'; deadlineMs: number; maxWorkers: number; maxInFlight: number; logRawArgs: boolean; hotReload: boolean };
   /** What `hookgate prune` and the background pass (plugins/store-retention) remove; an empty policy removes nothing. */
   retention: RetentionConfig;
+  /** MCP servers the `mcp` plugin connects to at start (header values still `${VAR}` templates). */
+  mcp: McpConfig;
   /** `extra`: plugin modules by path (relative to `baseDir`) or package name, loaded when the kernel starts. */
   plugins: { settings: Readonly<Record<string, unknown>>; extra: readonly string[] };
   /**
@@ -88,6 +91,7 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
     hooks: { handlerTimeoutMs: parsed.hooks?.handlerTimeoutMs ?? 30_000 },
     runtime: { leaseMs: parsed.runtime?.leaseMs ?? 30_000, takeOver: parsed.runtime?.takeOver ?? 'off' },
     retention: retentionConfig(parsed.retention),
+    mcp: mcpConfig(parsed.mcp),
     plugins: { settings: parsed.plugins?.settings ?? {}, extra: parsed.plugins?.extra ?? [] },
   };
 }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { PLUGIN_ID_PATTERN } from '../kernel/plugin.js';
+import { McpSchema } from './mcp-schema.js';
 import { RetentionSchema } from './retention-schema.js';
 
 /** Accepts a number, or a numeric string (as env vars give). */
@@ -206,6 +207,8 @@ export const ConfigSchema = v.strictObject({
   ),
   /** What the store keeps: finished threads by age and count per agent, the decision log by age and count (retention-schema.ts). */
   retention: v.optional(RetentionSchema),
+  /** MCP servers by name, connected when the kernel starts; their tools are mcp__<name>__<tool> (mcp-schema.ts). */
+  mcp: v.optional(McpSchema),
   plugins: v.optional(
     v.strictObject({
       /**

@@ -1,7 +1,24 @@
 import * as v from 'valibot';
 import { HookgateError } from './errors.js';
+import { splitMcpToolName } from './mcp-tool-name.js';
 
-const ToolRef = v.pipe(v.string(), v.regex(/^(\*|[A-Za-z0-9_.-]+\/(\*|[A-Za-z0-9_.-]+))$/, 'expected "identifier/apiName", "identifier/*" or "*"'));
+const IDENTIFIER_REF = /^(\*|[A-Za-z0-9_.-]+\/(\*|[A-Za-z0-9_.-]+))$/;
+
+/**
+ * A tool reference: `identifier/apiName`, `identifier/*`, `*`, or an MCP tool
+ * as document 001 spells it, `mcp__<server>__<tool>` / `mcp__<server>__*`,
+ * which becomes `mcp__<server>/<tool>` / `mcp__<server>/*` here (the one place
+ * the two spellings meet; kernel/mcp-tool-name.ts).
+ */
+const ToolRef = v.pipe(
+  v.string(),
+  v.transform((ref) => {
+    if (IDENTIFIER_REF.test(ref)) return ref;
+    const mcp = splitMcpToolName(ref);
+    return mcp && /^(\*|[A-Za-z0-9_-]+)$/.test(mcp.apiName) ? `${mcp.identifier}/${mcp.apiName}` : ref;
+  }),
+  v.regex(IDENTIFIER_REF, 'expected "identifier/apiName", "identifier/*", "*", "mcp__<server>__<tool>" or "mcp__<server>__*"'),
+);
 
 /** An agent file: what model, which tools, what instructions, which limits. */
 export const AgentDefinitionSchema = v.strictObject({

@@ -63,6 +63,13 @@ export const ERROR_CATALOG = {
   AGENT_RUN_FAILED: { category: 'user', summary: 'an awaited send settled failed or aborted (outcome and cause attached)' },
   SUBMISSION_RETRY_EXHAUSTED: { category: 'system', summary: "a submission was interrupted more often than its agent's durability.maxAttempts allows" },
   SUBMISSION_TIMEOUT: { category: 'user', summary: "a submission ran past its agent's durability.timeoutMs" },
+  // MCP servers (plugins/mcp)
+  MCP_OPTIONS_INVALID: { category: 'user', summary: 'connectMcpServer or the mcp config section was given a bad server name, URL, transport, header or timeout' },
+  MCP_CONNECT_FAILED: { category: 'third_party', summary: 'an MCP server could not be reached or refused the MCP handshake (the client is closed)' },
+  MCP_DISCOVERY_FAILED: { category: 'third_party', summary: "an MCP server's tools/list failed, repeated a pagination cursor, or listed tools whose adapted names collide (the client is closed)" },
+  MCP_TOOL_ERROR: { category: 'third_party', summary: 'an MCP tool answered with isError: its flattened content is the error the model sees' },
+  MCP_OUTPUT_INVALID: { category: 'third_party', summary: "an MCP tool's structured content is missing or does not match the output schema it declared" },
+  MCP_CALL_FAILED: { category: 'third_party', summary: 'an MCP tool call did not complete: it timed out, the connection to the server broke, or the server answered with a protocol error' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },

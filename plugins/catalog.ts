@@ -1,6 +1,7 @@
 import type { HookgateConfig } from '../config/defaults.js';
 import { HookgateError } from '../kernel/errors.js';
 import type { Plugin } from '../kernel/plugin.js';
+import mcp from './mcp/index.js';
 import modelAnthropic from './model-anthropic/index.js';
 import modelOpenai from './model-openai/index.js';
 import modelScripted from './model-scripted/index.js';
@@ -14,7 +15,7 @@ import transportFetch from './transport-fetch/index.js';
 import transportQstash from './transport-qstash/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, transportFetch, transportQstash, policyEngine, storeRetention];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:

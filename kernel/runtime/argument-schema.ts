@@ -1,15 +1,15 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { compileJsonSchema, type JsonSchemaCheck } from '../json-schema-validator.js';
 
 /**
  * Validates tool-call arguments against a tool's input schema (JSON Schema,
- * the `parameters` a tool offers the model). Unknown keywords and formats are
- * tolerated, as tool sources write schemas for many validators; a schema that
- * cannot be compiled at all fails every call of that tool (fail closed).
+ * the `parameters` a tool offers the model), in the dialect its `$schema`
+ * names (draft-07 when none; kernel/json-schema-validator.ts: unknown keywords
+ * and formats tolerated, patterns on re2). A schema that cannot be compiled
+ * at all fails every call of that tool (fail closed).
  */
-const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: false });
 
 /** Compiled once per schema object (tool definitions are built once at start). */
-const compiled = new WeakMap<object, ValidateFunction | { broken: string }>();
+const compiled = new WeakMap<object, JsonSchemaCheck | { broken: string }>();
 
 /**
  * Why `args` do not satisfy `schema`, as a message the model can act on
@@ -25,7 +25,7 @@ export function argumentSchemaError(
   let validate = compiled.get(schema);
   if (!validate) {
     try {
-      validate = ajv.compile(schema);
+      validate = compileJsonSchema(schema, { fallback: 'draft-07', dataVar: 'args' });
     } catch (err) {
       validate = { broken: (err as Error).message };
     }
@@ -33,6 +33,7 @@ export function argumentSchemaError(
   }
   const toolName = () => `${tool.identifier}/${tool.apiName}`;
   if ('broken' in validate) return `the input schema of ${toolName()} cannot be used (${validate.broken}), so no call of it can run`;
-  if (validate(args)) return undefined;
-  return `the arguments do not match the input schema of ${toolName()}: ${ajv.errorsText(validate.errors, { dataVar: 'args' })}`;
+  const problem = validate(args);
+  if (problem === undefined) return undefined;
+  return `the arguments do not match the input schema of ${toolName()}: ${problem}`;
 }
