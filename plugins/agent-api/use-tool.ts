@@ -1,3 +1,4 @@
+import type * as v from 'valibot';
 import { ToolNameConflictError } from './agent-errors.js';
 import { defineTool, type AgentTool, type ToolOptions } from './define-tool.js';
 import { requireRenderFrame } from './render-slot.js';
@@ -10,9 +11,9 @@ import { requireRenderFrame } from './render-slot.js';
  * ToolNameConflictError for a second tool of the same name in one render,
  * AgentRenderError outside a render or for a bad definition.
  */
-export function useTool(tool: AgentTool | ToolOptions<never>): void {
+export function useTool<TInput extends v.GenericSchema | undefined = undefined>(tool: AgentTool | ToolOptions<TInput>): void {
   const frame = requireRenderFrame('useTool');
-  const defined = defineTool(tool as ToolOptions);
+  const defined = defineTool(tool as ToolOptions<TInput>);
   if (frame.tools.some((t) => t.name === defined.name)) throw new ToolNameConflictError(defined.name);
   frame.tools.push(defined);
 }
