@@ -21,6 +21,8 @@ const ALLOW_NONE: readonly string[] = Object.freeze([]);
 
 /** What the source keeps per operation it renders in this process (forgotten when the operation settles). */
 interface OperationSession {
+  /** The operation record it was opened for: a reloaded operation (a new record object) gets a fresh session from the store. */
+  readonly record: object;
   readonly instanceId: string | undefined;
   readonly initialData: unknown;
   readonly buffer: ThreadStateBuffer;
@@ -67,9 +69,10 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     return agent;
   }
 
-  async function openSession(operationId: string, threadId: string): Promise<OperationSession> {
+  async function openSession(operationId: string, threadId: string, record: object): Promise<OperationSession> {
     const thread = await store.getThread(threadId);
     const session: OperationSession = {
+      record,
       instanceId: thread?.instanceId,
       initialData: thread?.initialData,
       buffer: new ThreadStateBuffer(thread?.values ?? {}),
@@ -80,7 +83,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     };
     // Another resolve of the same operation may have opened one meanwhile: the first stays.
     const existing = sessions.get(operationId);
-    if (existing !== undefined) return existing;
+    if (existing !== undefined && existing.record === record) return existing;
     sessions.set(operationId, session);
     return session;
   }
@@ -116,9 +119,11 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
           return viewOf(undefined, rendered, rendered.model as AgentView['model']);
         });
       }
+      // The same record object while this process runs the operation; a new one after a reload (its buffered writes, if
+      // any, belonged to a commit that never landed: the store says what the values are).
       const session = sessions.get(context.operationId);
-      if (session !== undefined) return renderFor(ref, session, context);
-      return openSession(context.operationId, context.threadId).then((opened) => renderFor(ref, opened, context));
+      if (session !== undefined && session.record === context.operation) return renderFor(ref, session, context);
+      return openSession(context.operationId, context.threadId, context.operation).then((opened) => renderFor(ref, opened, context));
     },
 
     async start(ref, context): Promise<AgentLifecycleOutcome | undefined> {
