@@ -238,6 +238,14 @@ describe('agent API: the rules of rendering an agent function', () => {
       assert.deepEqual(rendered.model, { provider: 'openrouter', name: 'meta-llama/llama-3' });
     });
 
+    it('useModel takes a model block: { model: "provider/model", ...options } or { provider, name?, ...options }', () => {
+      assert.deepEqual(renderAgent((() => useModel({ model: 'openai/gpt-4o', temperature: 0.2 })) as Agent).model, { provider: 'openai', name: 'gpt-4o', temperature: 0.2 });
+      assert.deepEqual(renderAgent((() => useModel({ provider: 'scripted', turns: [] })) as Agent).model, { provider: 'scripted', turns: [] });
+      assert.throws(() => renderAgent((() => useModel({ model: 'openai/gpt-4o', provider: 'other' })) as Agent), /either model: "provider\/model" or provider and name, not both/);
+      assert.throws(() => renderAgent((() => useModel({ provider: '' })) as Agent), /provider must be a non-empty string/);
+      assert.throws(() => renderAgent((() => useModel(null as never)) as Agent), /useModel\(\) takes "provider\/model" or a model block/);
+    });
+
     it('a subagent render needs no model and refuses instance-scoped hooks; useInitialData is undefined there', () => {
       const rendered = renderAgent((() => `data: ${String(useInitialData())}`) as Agent, { kind: 'subagent', initialData: { secret: 1 } });
       assert.equal(rendered.instructions, 'data: undefined');
