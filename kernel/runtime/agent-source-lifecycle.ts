@@ -71,12 +71,12 @@ export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation): Recor
 
 /** Tells the source the operation is terminal here; a throw is logged, never raised. */
 export function sourceSettled(deps: RuntimeDeps, op: RunningOperation): void {
-  const { source, sourceId } = boundSourceOf(deps, op);
-  if (source.settled === undefined) return;
   try {
-    source.settled(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
+    const { source } = boundSourceOf(deps, op);
+    source.settled?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
   } catch (err) {
-    deps.logger.warn('an agent source failed when told an operation settled', { operationId: op.record.id, source: sourceId, error: err instanceof Error ? err.message : String(err) });
+    // The operation is terminal and stored: nothing about the source may undo or hide that.
+    deps.logger.warn('an agent source failed when told an operation settled', { operationId: op.record.id, error: err instanceof Error ? err.message : String(err) });
   }
 }
 
