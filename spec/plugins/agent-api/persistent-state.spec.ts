@@ -88,7 +88,16 @@ describe('agent API: persistent state', () => {
   it('setting undefined, or a value JSON cannot carry, is a tool error naming the state; nothing is stored', async () => {
     const Careless = () => {
       const [, setValue] = usePersistentState<unknown>('value', null);
-      useModel(recordedModel([agentToolTurn('unset'), agentToolTurn('fn'), agentToolTurn('cycle'), { text: 'done' }]));
+      useModel(recordedModel([agentToolTurn('unset'), agentToolTurn('fn'), agentToolTurn('cycle'), agentToolTurn('deep'), { text: 'done' }]));
+      useTool({
+        name: 'deep',
+        description: 'Sets a value nested 100 deep',
+        run: () => {
+          let nested: unknown = 'bottom';
+          for (let i = 0; i < 100; i++) nested = [nested];
+          setValue(nested);
+        },
+      });
       useTool({ name: 'unset', description: 'Sets undefined', run: () => setValue(undefined) });
       useTool({ name: 'fn', description: 'Sets a Map', run: () => setValue({ deep: [new Map()] }) });
       useTool({
@@ -105,7 +114,8 @@ describe('agent API: persistent state', () => {
     const threadId = await instanceThread(fx.kernel, 'Careless', 'x', { values: { value: 'kept' } });
     const final = await runAgent(fx.kernel, 'Careless', 'go', { threadId });
     const tools = (await fx.kernel.listMessages(final.id)).filter((m) => m.role === 'tool');
-    assert.deepEqual(tools.map((t) => t.toolResult?.success), [false, false, false]);
+    assert.deepEqual(tools.map((t) => t.toolResult?.success), [false, false, false, false]);
+    assert.match(tools[3]!.content, /is not a JSON value: it holds a value nested deeper than 64/);
     assert.match(tools[0]!.content, /state "value" cannot be set to undefined/);
     assert.match(tools[1]!.content, /state "value\.deep\[0\]" is not a JSON value: it holds a Map instance/);
     assert.match(tools[2]!.content, /state "value\.self" is not a JSON value: it holds a cycle/);
