@@ -1,105 +1,44 @@
+import { toJsonSchema as valibotToJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 
+const CONVERSION: ConversionConfig = { target: 'draft-07', typeMode: 'input', errorMode: 'throw' };
+
 /**
- * The JSON Schema of a valibot schema, for the model's tool catalogue and
- * the gate's argument check. A minimal conversion (@valibot/to-json-schema
- * is not a dependency): objects (plain, strict, loose), string, number,
- * boolean, null, array, optional / nullable / nullish, picklist, literal,
- * union, and from pipes `description`, `integer`, `min_value` / `max_value`,
- * `min_length` / `max_length`, `regex`. Any other schema throws naming
- * where it is (`path`): a tool the model cannot be told about is refused at
- * definition. Synchronous, pure.
+ * The JSON Schema (draft-07) of a tool's valibot input schema, for the
+ * model's tool catalogue and the gate's argument check, by
+ * `@valibot/to-json-schema` (the conversion document 001's reference uses).
+ * The input side of the schema is described (`typeMode: 'input'`: a pipe is
+ * described up to its first transformation); a schema or check that JSON
+ * Schema cannot say throws naming where it is (`input.when: The "date"
+ * schema cannot be converted...`), so a tool the model could not be told
+ * about is refused at definition. Synchronous, pure. The `$schema` key is
+ * left out: providers get the bare schema.
  */
-export function toJsonSchema(schema: v.GenericSchema, path = 'input'): Record<string, unknown> {
-  const s = schema as unknown as SchemaNode;
-  const out = base(s, path);
-  for (const action of s.pipe?.slice(1) ?? []) applyAction(out, action);
-  return out;
+export function toJsonSchema(schema: v.GenericSchema): Record<string, unknown> {
+  try {
+    const { $schema: _dialect, ...rest } = valibotToJsonSchema(schema, CONVERSION) as Record<string, unknown>;
+    return rest;
+  } catch (err) {
+    throw new Error(`${failingPath(schema, 'input')}: ${(err as Error).message}`);
+  }
 }
 
-interface SchemaNode {
-  readonly type: string;
-  readonly kind?: string;
-  readonly entries?: Record<string, SchemaNode>;
-  readonly item?: SchemaNode;
-  readonly wrapped?: SchemaNode;
-  readonly options?: readonly unknown[];
-  readonly literal?: unknown;
-  readonly rest?: SchemaNode;
-  readonly pipe?: readonly (SchemaNode & { requirement?: unknown; description?: string })[];
-}
+type Node = { type?: string; entries?: Record<string, Node>; item?: Node; wrapped?: Node; options?: unknown[] };
 
-function base(s: SchemaNode, path: string): Record<string, unknown> {
-  switch (s.type) {
-    case 'object':
-    case 'strict_object':
-    case 'loose_object': {
-      const properties: Record<string, unknown> = {};
-      const required: string[] = [];
-      for (const [key, entry] of Object.entries(s.entries ?? {})) {
-        properties[key] = toJsonSchema(entry as never, `${path}.${key}`);
-        if (!isOptional(entry)) required.push(key);
-      }
-      return {
-        type: 'object',
-        properties,
-        ...(required.length > 0 ? { required } : {}),
-        ...(s.type === 'strict_object' ? { additionalProperties: false } : {}),
-      };
+/** The deepest part of `schema` that still fails to convert (object entries, array items, wrapped schemas). */
+function failingPath(schema: unknown, path: string): string {
+  const node = schema as Node;
+  const children: Array<[string, unknown]> = [
+    ...Object.entries(node.entries ?? {}).map(([k, s]): [string, unknown] => [`${path}.${k}`, s]),
+    ...(node.item ? [[`${path}[]`, node.item] as [string, unknown]] : []),
+    ...(node.wrapped ? [[path, node.wrapped] as [string, unknown]] : []),
+  ];
+  for (const [childPath, child] of children) {
+    try {
+      valibotToJsonSchema(child as v.GenericSchema, CONVERSION);
+    } catch {
+      return failingPath(child, childPath);
     }
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'null':
-      return { type: s.type };
-    case 'array':
-      return { type: 'array', items: toJsonSchema(s.item as never, `${path}[]`) };
-    case 'optional':
-    case 'exact_optional':
-      return toJsonSchema(s.wrapped as never, path);
-    case 'nullable':
-    case 'nullish':
-      return { anyOf: [toJsonSchema(s.wrapped as never, path), { type: 'null' }] };
-    case 'picklist':
-      return { enum: [...(s.options ?? [])] };
-    case 'literal':
-      return { const: s.literal };
-    case 'union':
-      return { anyOf: (s.options as SchemaNode[]).map((o, i) => toJsonSchema(o as never, `${path}|${i}`)) };
-    default:
-      throw new Error(`${path}: a valibot "${s.type}" schema cannot be described to the model as JSON Schema (supported: object, string, number, boolean, null, array, optional, nullable, picklist, literal, union)`);
   }
-}
-
-function isOptional(entry: SchemaNode): boolean {
-  return entry.type === 'optional' || entry.type === 'exact_optional' || entry.type === 'nullish';
-}
-
-function applyAction(out: Record<string, unknown>, action: SchemaNode & { requirement?: unknown; description?: string }): void {
-  switch (action.type) {
-    case 'description':
-      out.description = action.description;
-      return;
-    case 'integer':
-      out.type = 'integer';
-      return;
-    case 'min_value':
-      out.minimum = action.requirement;
-      return;
-    case 'max_value':
-      out.maximum = action.requirement;
-      return;
-    case 'min_length':
-      out[out.type === 'array' ? 'minItems' : 'minLength'] = action.requirement;
-      return;
-    case 'max_length':
-      out[out.type === 'array' ? 'maxItems' : 'maxLength'] = action.requirement;
-      return;
-    case 'regex':
-      if (action.requirement instanceof RegExp) out.pattern = action.requirement.source;
-      return;
-    default:
-      // Other checks (transforms, custom checks) still run when the tool parses its arguments; the model is not told.
-      return;
-  }
+  return path;
 }

@@ -1,3 +1,4 @@
+import { parseModelSpecifier as parseKernelModelSpecifier } from '../../kernel/model-specifier.js';
 import { AgentRenderError } from './agent-errors.js';
 import { agentPrefix, requireRootFrame } from './render-slot.js';
 
@@ -12,18 +13,17 @@ export interface ModelBlock {
 export type ModelChoice = string | ({ readonly model: string } & Readonly<Record<string, unknown>>) | ModelBlock;
 
 /**
- * `'provider/model'` split at the first `/` into `{ provider, name }` (the
- * name may hold more slashes: `openrouter/meta/llama`). Throws
- * AgentRenderError for a specifier without a provider or a model.
+ * `'provider/model'` split at the first `/` into `{ provider, name }` by the
+ * kernel's parser (the name may hold more slashes: `openrouter/meta/llama`);
+ * its MODEL_SPECIFIER_INVALID becomes an AgentRenderError with the same
+ * message, as every other rule of a render.
  */
 export function parseModelSpecifier(specifier: string): { provider: string; name: string } {
-  const slash = specifier.indexOf('/');
-  const provider = slash < 0 ? '' : specifier.slice(0, slash).trim();
-  const name = slash < 0 ? '' : specifier.slice(slash + 1).trim();
-  if (provider === '' || name === '') {
-    throw new AgentRenderError(`model specifier "${JSON.stringify(specifier).slice(1, -1).slice(0, 120)}" must be "provider/model", like "openai/gpt-4o-mini"`, { specifier: specifier.slice(0, 120) });
+  try {
+    return parseKernelModelSpecifier(specifier);
+  } catch (err) {
+    throw new AgentRenderError((err as Error).message, { specifier: specifier.slice(0, 120) });
   }
-  return { provider, name };
 }
 
 /**

@@ -48,7 +48,7 @@ describe('agent API: tools of agent functions', () => {
       properties: {
         orderId: { type: 'string', minLength: 3, description: 'The order id' },
         verbose: { type: 'boolean' },
-        tags: { type: 'array', items: { enum: ['a', 'b'] } },
+        tags: { type: 'array', items: { enum: ['a', 'b'], type: 'string' } },
       },
       required: ['orderId'],
     });
@@ -140,7 +140,7 @@ describe('agent API: tools of agent functions', () => {
       ['no run', { name: 'ok', description: 'd' }, /run must be a function/],
       ['a non-object input', { name: 'ok', description: 'd', input: v.string(), run: () => 1 }, /input must be a valibot object schema/],
       ['an input that is not valibot', { name: 'ok', description: 'd', input: { type: 'object' }, run: () => 1 }, /input must be a valibot object schema/],
-      ['an input the model cannot be told about', { name: 'ok', description: 'd', input: v.object({ when: v.date() }), run: () => 1 }, /input\.when: a valibot "date" schema cannot be described/],
+      ['an input the model cannot be told about', { name: 'ok', description: 'd', input: v.object({ when: v.date() }), run: () => 1 }, /input\.when: The "date" schema cannot be converted to JSON Schema/],
       ['the legacy execute field', { name: 'ok', description: 'd', execute: () => 1, run: () => 1 }, /"execute" is the legacy shape/],
     ];
     for (const [what, options, message] of bad) {

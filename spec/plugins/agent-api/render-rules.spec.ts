@@ -121,7 +121,7 @@ describe('agent API: the rules of rendering an agent function', () => {
     const err = await refusedAtStart((() => {
       useModel('gpt-4o');
     }) as Agent);
-    assert.match(renderErrorOf(err).message, /must be "provider\/model"/);
+    assert.match(renderErrorOf(err).message, /model specifier "gpt-4o" is invalid: no "\/" between the provider and the model name/);
   });
 
   it('reading props.id on an operation with no instance behind it throws; with an instance it is the instance id', async () => {
