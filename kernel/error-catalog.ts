@@ -62,6 +62,9 @@ export const ERROR_CATALOG = {
   AGENT_RUN_FAILED: { category: 'user', summary: 'an awaited send settled failed or aborted (outcome and cause attached)' },
   SUBMISSION_RETRY_EXHAUSTED: { category: 'system', summary: "a submission was interrupted more often than its agent's durability.maxAttempts allows" },
   SUBMISSION_TIMEOUT: { category: 'user', summary: "a submission ran past its agent's durability.timeoutMs" },
+  AGENT_NOT_REGISTERED: { category: 'user', summary: 'dispatch / init / getAgentInstance was given a function that is not one of the agents start({ agents }) registered' },
+  AGENT_RUNTIME_NOT_STARTED: { category: 'user', summary: 'the agent API was used before start() configured a runtime in this process (or after stop())' },
+  AGENT_RUNTIME_RUNNING: { category: 'user', summary: 'start() was called while this process already has an agent runtime (one per process; stop it first)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },

@@ -1,0 +1,321 @@
+import { errorMessage, isHookgateError } from '../../kernel/errors.js';
+import type { HookDispatcher } from '../../kernel/hooks/hook-dispatcher.js';
+import type { AgentHook } from '../../kernel/hooks/hook-types.js';
+import type { Logger } from '../../kernel/logger.js';
+import type { OperationHandle } from '../../kernel/operation-handle.js';
+import type { Operations } from '../../kernel/operations.js';
+import type { OperationEvent } from '../../kernel/runtime/operation-events.js';
+import { TERMINAL_STATUSES, UNFINISHED_STATUSES, type OperationRecord, type Store } from '../../kernel/store.js';
+import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
+import type { AgentDirectory } from './agent-directory.js';
+import { AgentRuntimeNotStartedError } from './agent-errors.js';
+import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.js';
+import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
+import { resolveDurability } from './durability.js';
+import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
+
+/** What the coordinator works with: the kernel's store, operations and hooks, the runtime's agents, and the source they render from. */
+export interface CoordinatorDeps {
+  store: Store;
+  operations: Operations;
+  hooks: HookDispatcher;
+  directory: AgentDirectory;
+  /** The agent source every submission's operation runs from (`execAgent({ agentSource })`). */
+  agentSource: string;
+  logger: Logger;
+}
+
+type EventListener = (event: OperationEvent) => void;
+
+/**
+ * Document 001's durable submission coordinator. Per instance thread, in
+ * this process, one pump runs the oldest unsettled submission at a time:
+ * a queued one becomes an operation (`execAgent` with the thread, the agent
+ * source and the identity; prompt: the delivered message as rendered text),
+ * settled from the operation's end, then the next one runs. A send to a busy
+ * instance is queued behind the live response (joining it at a turn
+ * boundary is not built yet). Before each attempt and before each step of
+ * the operation the deadline (`durability.timeoutMs` from the first start)
+ * is checked; attempts count against `durability.maxAttempts`. `recover()`
+ * (at start) picks up what a stopped or killed process left: running
+ * submissions through the core's resume (their operation goes on from its
+ * last committed step; completed tools do not run again), queued ones in
+ * order.
+ */
+export class SubmissionCoordinator {
+  private readonly pumps = new Map<string, Promise<void>>();
+  /** Threads that got a new submission while their pump was busy: the pump looks again before it ends. */
+  private readonly pending = new Set<string>();
+  private readonly waiters = new Map<string, Array<(record: SubmissionRecord) => void>>();
+  private readonly listeners = new Map<string, Set<EventListener>>();
+  /** Submissions whose operation this process ended on purpose, and why. */
+  private readonly intents = new Map<string, EndIntent>();
+  private readonly runningOps = new Map<string, string>();
+  private stopping = false;
+
+  constructor(private readonly deps: CoordinatorDeps) {}
+
+  /**
+   * Admits a delivery (admission.ts: validated, stored `queued` with its
+   * condition and the instance, or rejected with nothing stored) and wakes
+   * the instance's pump. `onEvent` hears the submission's operation events
+   * from its start on. Rejects with AgentRuntimeNotStartedError once
+   * `drain()` began.
+   */
+  async admit(request: DeliveryRequest, onEvent?: EventListener): Promise<Admitted> {
+    if (this.stopping) throw new AgentRuntimeNotStartedError('a send');
+    const admitted = await admitDelivery(this.deps, request);
+    if (onEvent && !SETTLED_SUBMISSION_STATUSES.has(admitted.submission.status)) this.listen(admitted.submission.id, onEvent);
+    this.kick(admitted.thread.id);
+    return admitted;
+  }
+
+  /** Resolves with the submission once it is settled (completed, failed or aborted). */
+  async settled(submissionId: string): Promise<SubmissionRecord> {
+    const record = await this.deps.store.getSubmission(submissionId);
+    if (!record || SETTLED_SUBMISSION_STATUSES.has(record.status)) return record!;
+    return new Promise((resolve) => {
+      const list = this.waiters.get(submissionId) ?? [];
+      list.push(resolve);
+      this.waiters.set(submissionId, list);
+    });
+  }
+
+  /**
+   * Requests a durable abort: stamps the request on the submission, then
+   * aborts its operation when one runs; a queued submission settles
+   * `aborted` when its turn comes. A settled one is left as it is.
+   */
+  async requestAbort(submissionId: string): Promise<void> {
+    const record = await this.deps.store.requestSubmissionAbort(submissionId);
+    if (SETTLED_SUBMISSION_STATUSES.has(record.status)) return;
+    this.intents.set(submissionId, this.intents.get(submissionId) ?? 'abort');
+    const operationId = this.runningOps.get(submissionId) ?? record.operationId;
+    if (operationId !== undefined) await this.abortOperation(operationId);
+  }
+
+  /** Starts the pumps of every instance with an unsettled submission (what a stopped or killed process left). */
+  async recover(): Promise<void> {
+    const unsettled = await this.deps.store.listSubmissions({ statuses: ['running', 'queued', 'joined'] });
+    for (const threadId of new Set(unsettled.map((s) => s.threadId))) this.kick(threadId);
+  }
+
+  /** Refuses new sends, lets each pump finish the submission it runs, and resolves when they are done. */
+  async drain(): Promise<void> {
+    this.stopping = true;
+    while (this.pumps.size > 0) await Promise.allSettled([...this.pumps.values()]);
+  }
+
+  private listen(submissionId: string, listener: EventListener): void {
+    const set = this.listeners.get(submissionId) ?? new Set();
+    set.add(listener);
+    this.listeners.set(submissionId, set);
+  }
+
+  private kick(threadId: string): void {
+    if (this.stopping) return;
+    if (this.pumps.has(threadId)) {
+      this.pending.add(threadId);
+      return;
+    }
+    const pump = this.pump(threadId).catch((err: unknown) => {
+      this.pumps.delete(threadId);
+      // Leaves the submission as stored (queued or running): the next start recovers it.
+      if (!this.stopping) this.deps.logger.warn('a submission pump stopped', { threadId, error: errorMessage(err) });
+    });
+    this.pumps.set(threadId, pump);
+  }
+
+  private async pump(threadId: string): Promise<void> {
+    for (;;) {
+      this.pending.delete(threadId);
+      const [next] = this.stopping ? [] : await this.deps.store.listSubmissions({ threadId, statuses: ['queued', 'running'], limit: 1 });
+      if (!next) {
+        if (!this.stopping && this.pending.has(threadId)) continue;
+        this.pumps.delete(threadId);
+        return;
+      }
+      await this.run(next);
+    }
+  }
+
+  /** Runs one submission to its settlement (or leaves it as stored when the kernel stops under it). */
+  private async run(submission: SubmissionRecord): Promise<void> {
+    const agent = this.deps.directory.byIdentity(submission.agentId);
+    if (!agent) {
+      // Nobody here can run it; it waits, as stored, for a runtime that serves its agent.
+      this.deps.logger.warn('a submission waits for an agent this runtime does not serve', { submissionId: submission.id, agentId: submission.agentId });
+      throw new Error(`agent ${submission.agentId} is not registered`);
+    }
+    let durability;
+    try {
+      durability = resolveDurability(agent, submission.agentId);
+    } catch (err) {
+      return void (await this.settle(submission, { status: 'failed', error: errorOf(err) }));
+    }
+    let operation = await this.operationOf(submission);
+    if (operation && TERMINAL_STATUSES.has(operation.status)) return this.settleFrom(submission, operation, durability.timeoutMs);
+    // Checked before recovery work and before every attempt: an abort asked for, the deadline, the attempt budget.
+    if (submission.abortRequestedAt !== undefined || this.intents.get(submission.id) === 'abort') {
+      if (operation) await this.abortOperation(operation.id);
+      return void (await this.settle(submission, { status: 'aborted', error: { message: `submission '${submission.id}' was aborted`, code: 'AGENT_RUN_FAILED', type: 'aborted' } }));
+    }
+    if (pastDeadline(submission, durability.timeoutMs)) {
+      if (operation) await this.abortOperation(operation.id);
+      return void (await this.settle(submission, timedOut(submission, durability.timeoutMs)));
+    }
+    if (submission.attempts >= durability.maxAttempts) {
+      if (operation) await this.abortOperation(operation.id);
+      return void (await this.settle(submission, exhausted(submission)));
+    }
+    const handle = operation ? await this.resume(submission, operation, durability.timeoutMs) : await this.start(submission, durability.timeoutMs);
+    if (!handle) return;
+    this.forwardEvents(submission.id, handle);
+    let final: OperationRecord;
+    try {
+      final = await handle.completed();
+    } catch (err) {
+      if (isHookgateError(err, 'KERNEL_STOPPED') || isHookgateError(err, 'KERNEL_NOT_STARTED')) return; // left as stored: recovered at the next start
+      throw err;
+    } finally {
+      this.runningOps.delete(submission.id);
+    }
+    const latest = (await this.deps.store.getSubmission(submission.id)) ?? submission;
+    await this.settleFrom(latest, final, durability.timeoutMs);
+  }
+
+  /** A fresh attempt: the attempt counted, then the operation started on the instance thread and linked. */
+  private async start(submission: SubmissionRecord, timeoutMs: number): Promise<OperationHandle | undefined> {
+    const begun = await this.deps.store.beginSubmissionAttempt(submission.id);
+    for (;;) {
+      let handle: OperationHandle;
+      try {
+        handle = await this.deps.operations.execAgent({
+          threadId: submission.threadId,
+          agentSource: this.deps.agentSource,
+          agentId: submission.agentId,
+          prompt: renderDeliveredMessage(parseDeliveredMessage(submission.message)),
+          context: { [SUBMISSION_CONTEXT_KEY]: submission.id },
+          hooks: [this.deadlineHook(begun, timeoutMs)],
+        });
+      } catch (err) {
+        if (isHookgateError(err, 'THREAD_BUSY')) {
+          // Another operation runs on the instance (started outside the agent API): this one waits its turn.
+          await this.waitForThread(submission.threadId);
+          continue;
+        }
+        if (isHookgateError(err, 'KERNEL_STOPPED')) return undefined;
+        // Nothing was started (the agent source refused, ...): the submission fails with that error.
+        await this.settle(begun, { status: 'failed', error: errorOf(err) });
+        return undefined;
+      }
+      this.runningOps.set(submission.id, handle.operationId);
+      await this.deps.store.linkSubmissionOperation(submission.id, handle.operationId);
+      if (this.intents.get(submission.id) === 'abort') await this.abortOperation(handle.operationId);
+      return handle;
+    }
+  }
+
+  /**
+   * Recovery of a running submission whose operation a stopped or killed
+   * process left unfinished: the core's resume (once the dead holder's lease
+   * expired), counted as a new attempt. A parked operation (waiting for a
+   * human or a deferred result) is only waited for.
+   */
+  private async resume(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<OperationHandle | undefined> {
+    this.deps.hooks.register(operation.id, [this.deadlineHook(submission, timeoutMs)]);
+    for (;;) {
+      try {
+        const handle = await this.deps.operations.resume(operation.id);
+        if (operation.status === 'running') await this.deps.store.beginSubmissionAttempt(submission.id);
+        this.runningOps.set(submission.id, operation.id);
+        return handle;
+      } catch (err) {
+        if (isHookgateError(err, 'KERNEL_STOPPED')) return undefined;
+        if (!isHookgateError(err, 'OPERATION_LEASED')) throw err;
+      }
+      // The dead process's lease holds until it expires; a live holder renews it and finishes the operation itself.
+      const lease = await this.deps.store.getLease(operation.id);
+      await sleep(Math.min(5_000, Math.max(25, (lease?.expiresAt ?? 0) - Date.now() + 10)));
+      if (this.stopping) return undefined;
+      const now = await this.deps.store.getOperation(operation.id);
+      if (now && TERMINAL_STATUSES.has(now.status)) return this.handleFor(now);
+    }
+  }
+
+  /** The submission's operation: the linked one, else (a crash between start and link) the thread's operation carrying its id. */
+  private async operationOf(submission: SubmissionRecord): Promise<OperationRecord | undefined> {
+    if (submission.operationId !== undefined) return this.deps.store.getOperation(submission.operationId);
+    if (submission.status !== 'running') return undefined;
+    const ops = await this.deps.store.listThreadOperations(submission.threadId);
+    const found = ops.reverse().find((op) => op.context[SUBMISSION_CONTEXT_KEY] === submission.id);
+    if (found) await this.deps.store.linkSubmissionOperation(submission.id, found.id);
+    return found;
+  }
+
+  /** Checks the deadline before every step of the submission's operation; past it, the operation is aborted and the submission fails. */
+  private deadlineHook(submission: SubmissionRecord, timeoutMs: number): AgentHook {
+    const started = Date.parse(submission.firstStartedAt ?? new Date().toISOString());
+    return {
+      id: 'agent-api:deadline',
+      type: 'beforeStep',
+      handler: (event) => {
+        if (Date.now() <= started + timeoutMs || this.intents.has(submission.id)) return;
+        this.intents.set(submission.id, 'timeout');
+        void this.abortOperation(event.operationId);
+      },
+    };
+  }
+
+  private async settleFrom(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<void> {
+    await this.settle(submission, settlementOf(operation, submission, this.intents.get(submission.id), timeoutMs));
+  }
+
+  /** Records the settlement (the first one wins) and tells the waiters. */
+  private async settle(submission: SubmissionRecord, settlement: SubmissionSettlement): Promise<void> {
+    const { submission: record } = await this.deps.store.settleSubmission(submission.id, settlement);
+    this.intents.delete(submission.id);
+    this.listeners.delete(submission.id);
+    const waiters = this.waiters.get(submission.id) ?? [];
+    this.waiters.delete(submission.id);
+    for (const resolve of waiters) resolve(record);
+  }
+
+  private forwardEvents(submissionId: string, handle: OperationHandle): void {
+    const listeners = this.listeners.get(submissionId);
+    if (!listeners || listeners.size === 0) return;
+    void (async () => {
+      for await (const event of handle.events()) for (const listener of listeners) listener(event);
+    })().catch(() => undefined);
+  }
+
+  private async abortOperation(operationId: string): Promise<void> {
+    try {
+      await this.deps.operations.abort(operationId);
+    } catch (err) {
+      if (!isHookgateError(err, 'KERNEL_STOPPED')) this.deps.logger.warn('could not abort a submission operation', { operationId, error: errorMessage(err) });
+    }
+  }
+
+  /** Waits until the thread's unfinished operation (not ours) is over. */
+  private async waitForThread(threadId: string): Promise<void> {
+    const ops = await this.deps.store.listThreadOperations(threadId);
+    const busy = ops.find((op) => UNFINISHED_STATUSES.has(op.status));
+    if (busy) await this.deps.operations.wait(busy.id, 'terminal');
+  }
+
+  /** A handle-like view of an operation that already ended (recovery found it finished by another process). */
+  private handleFor(record: OperationRecord): OperationHandle {
+    return {
+      operationId: record.id,
+      settled: async () => record,
+      completed: async () => record,
+      text: async () => record.state.lastText ?? '',
+      events: async function* () {},
+    };
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
