@@ -253,14 +253,17 @@ export class SubmissionCoordinator {
     return found;
   }
 
-  /** Checks the deadline before every step of the submission's operation; past it, the operation is aborted and the submission fails. */
+  /**
+   * Checks the deadline before every model turn of the submission's operation (not before the tool calls of
+   * the turn in flight); past it, the operation is aborted and the submission fails.
+   */
   private deadlineHook(submission: SubmissionRecord, timeoutMs: number): AgentHook {
     const started = Date.parse(submission.firstStartedAt ?? new Date().toISOString());
     return {
       id: 'agent-api:deadline',
       type: 'beforeStep',
       handler: (event) => {
-        if (Date.now() <= started + timeoutMs || this.intents.has(submission.id)) return;
+        if (event.stepType !== 'call_llm' || Date.now() <= started + timeoutMs || this.intents.has(submission.id)) return;
         this.intents.set(submission.id, 'timeout');
         void this.abortOperation(event.operationId);
       },
