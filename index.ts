@@ -22,6 +22,48 @@ export { loadPluginModules } from './plugins/plugin-modules.js';
 export { HookgateConfigToken } from './config/config-token.js';
 export { definePolicy, type CodePolicyDefinition, type CodePolicyVerdict, type PolicyEventInput } from './policies/define-policy.js';
 export type { PolicyEffect, PolicyEventName } from './policies/policy-types.js';
+// Document 001's agent API: start a runtime, address instances, send messages (plugins/agent-api/).
+export { start, type StartOptions, type StartDatabase, type AgentRuntimeHandle } from './plugins/agent-api/start.js';
+export { dispatch, type AgentDispatchRequest, type DispatchReceipt } from './plugins/agent-api/dispatch.js';
+export { init, type InitOptions, type AgentInstanceHandle, type AgentHandleDispatchRequest, type AgentDispatchOptions } from './plugins/agent-api/init.js';
+export { getAgentInstance, type AgentInstanceInfo } from './plugins/agent-api/get-agent-instance.js';
+export type { AgentReply } from './plugins/agent-api/agent-reply.js';
+export {
+  MAX_ATTACHMENT_BASE64_CHARS,
+  parseDeliveredMessage,
+  renderDeliveredMessage,
+  type DeliveredMessage,
+  type DeliveredMessageInput,
+  type DeliveredAttachment,
+  type DeliveredUserMessage,
+  type DeliveredSignal,
+} from './plugins/agent-api/delivered-message.js';
+export {
+  AGENT_IDENTITY_PATTERN,
+  AGENT_FUNCTION_SOURCE_ID,
+  DEFAULT_DURABILITY,
+  type Agent,
+  type AgentFunction,
+  type AgentProps,
+  type AgentStatics,
+  type DurabilityConfig,
+  type StartAgentEntry,
+} from './plugins/agent-api/agent.js';
+export { AgentDirectory } from './plugins/agent-api/agent-directory.js';
+export {
+  AgentApiError,
+  InvalidRequestError,
+  AgentInstanceNotFoundError,
+  AgentInstanceExistsError,
+  AgentRenderError,
+  ToolNameConflictError,
+  AgentRunError,
+  SubmissionRetryExhaustedError,
+  SubmissionTimeoutError,
+  AgentNotRegisteredError,
+  AgentRuntimeNotStartedError,
+  AgentRuntimeRunningError,
+} from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';
 
