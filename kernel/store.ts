@@ -33,6 +33,12 @@ export interface OperationState {
   modelTurns: number;
   /** Compactions done (scripted summaries replay by it). */
   compactions: number;
+  /** Whether the agent source's `start` lifecycle committed (it does not run again on a resumed operation). */
+  sourceStarted?: boolean;
+  /** How often the agent source's `finishing` lifecycle continued the operation instead of letting it finish. */
+  finishContinuations?: number;
+  /** The response metadata the agent source's lifecycle attached (document 001 `AgentReply.metadata`). */
+  metadata?: Record<string, unknown>;
 }
 
 /** An operation as stored: status, terminal reason, agent, context, state and version. */
@@ -109,6 +115,13 @@ export interface StepCommit {
   reason?: TerminalReason;
   state: OperationState;
   error?: { message: string; code?: string };
+  /**
+   * The operation's thread's persisted values after this commit (replacing
+   * them), written in the same transaction as the rest: a write an agent
+   * function's tool or event hook made commits with the step that made it,
+   * or not at all. Absent: the values stay as they are.
+   */
+  threadValues?: Record<string, unknown>;
   /**
    * Compare-and-swap: commit only if the operation's version is still this
    * one; otherwise nothing is written and STORE_VERSION_CONFLICT is thrown

@@ -11,6 +11,7 @@ import { decideNextStep, type NextStep } from './next-step.js';
 import { readmitLegacyState } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { agentAtStart, agentSourceOf, readStepAgent } from './agent-source-step.js';
+import { sourceFinishing, sourceSettled, sourceStartCommit, takeThreadValues, type ClosingWrites } from './agent-source-lifecycle.js';
 import type { OperationDriver } from './operation-driver.js';
 import { InProcessDriver } from './in-process-driver.js';
 import { PARENT_TOOL_CALL_KEY, type ExecAgentOptions, type HumanDecision } from './exec-agent-options.js';
@@ -377,11 +378,26 @@ export class AgentRuntime {
       if (turn) await turn;
       let next: NextStep;
       let published: string[] | undefined;
+      let continued = false;
+      let closing: ClosingWrites | undefined;
       try {
         // The agent of this step, fresh from its source (synchronous for the static source: nothing awaited).
         const reading = readStepAgent(this.deps, op);
         if (reading !== undefined) await reading;
+        // The source's start (agent functions' useResponseStart / useAgentStart), once, before the first step.
+        if (op.record.state.stepIndex === 0 && op.record.state.sourceStarted !== true) {
+          const started = await sourceStartCommit(this.deps, op);
+          if (started !== undefined) await this.commit(op, started);
+        }
         next = decideNextStep(op.agent, op.record.state, op.messages);
+        if (next.kind === 'finish' && next.reason === 'done') {
+          // The source may continue the operation instead (agent functions' useAgentFinish appends).
+          const decided = await sourceFinishing(this.deps, op);
+          if (decided?.kind === 'continue') {
+            await this.commit(op, decided.commit);
+            continued = true;
+          } else closing = decided?.closing;
+        }
         if (next.kind === 'step') await this.runStep(op, next.step);
         // Results another process published since the last commit (it left the run to this lease holder): taken, not parked on.
         else if (next.kind === 'park' && (op.record.state.deferredToolCallIds?.length ?? 0) > 0) published = await takePublications(this.deps.store, op, this.driver.owner);
@@ -390,14 +406,14 @@ export class AgentRuntime {
       } finally {
         releaseTurn(op);
       }
-      if (published !== undefined) continue;
+      if (published !== undefined || continued) continue;
       if (next.kind === 'park') {
         this.waiters.notify(op.record);
         // Who waits on beyond the park: the result or decision may come to another process, so the store is read.
         if (this.waiters.has(operationId)) this.waiters.watch(operationId);
         return;
       }
-      if (next.kind === 'finish') return this.finish(op, next.reason);
+      if (next.kind === 'finish') return this.finish(op, next.reason, undefined, undefined, closing);
     }
   }
 
@@ -422,6 +438,9 @@ export class AgentRuntime {
     const { usage, after, commit } = draft;
     state.usage = addUsage(state.usage, usage);
     commit.step = { operationId, stepIndex, kind, startedAt, finishedAt: nowIso(), usage, summary: summarize(after) };
+    // What the step's tools wrote to the thread's persisted values (agent functions' usePersistentState) commits with it.
+    const threadValues = takeThreadValues(this.deps, op);
+    if (threadValues !== undefined) commit.threadValues = threadValues;
     await this.commit(op, commit);
     if (draft.effects) await draft.effects();
     if (this.deps.dispatcher.mightHandle(operationId, 'afterStep', 'notification')) {
@@ -552,7 +571,13 @@ export class AgentRuntime {
   }
 
   /** Ends the operation. With `expectedVersion`, the terminal commit is a compare-and-swap and a conflict throws (nothing is dispatched). */
-  private async finish(op: RunningOperation, reason: TerminalReason, error?: { message: string; code?: string }, expectedVersion?: number): Promise<void> {
+  private async finish(
+    op: RunningOperation,
+    reason: TerminalReason,
+    error?: { message: string; code?: string },
+    expectedVersion?: number,
+    closing?: ClosingWrites,
+  ): Promise<void> {
     if (TERMINAL.has(op.record.status)) return;
     op.finishing = true;
     const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
@@ -560,8 +585,10 @@ export class AgentRuntime {
     state.approval = undefined;
     // What never ran never will; dropped so finalState carries no call the gate refused or never reached.
     state.pendingToolCalls = [];
+    if (closing?.metadata !== undefined) state.metadata = closing.metadata;
+    const threadValues = closing?.threadValues;
     try {
-      await this.commit(op, { state, status, reason, ...(error ? { error } : {}), ...(expectedVersion !== undefined ? { expectedVersion } : {}) });
+      await this.commit(op, { state, status, reason, ...(error ? { error } : {}), ...(expectedVersion !== undefined ? { expectedVersion } : {}), ...(threadValues !== undefined ? { threadValues } : {}) });
     } catch (err) {
       if (expectedVersion !== undefined && isVersionConflict(err)) {
         this.running.delete(op.record.id);
@@ -587,6 +614,7 @@ export class AgentRuntime {
       this.deps.logger.error('onComplete delivery failed', { operationId: op.record.id, error: errorMessage(err) });
     }
     this.deps.dispatcher.unregister(op.record.id);
+    sourceSettled(this.deps, op);
     this.deps.events.emit({
       type: 'operation_finished',
       operationId: op.record.id,

@@ -30,6 +30,11 @@ export function bindAgentSource(deps: RuntimeDeps, op: RunningOperation): Bindin
   return binding;
 }
 
+/** The source a loaded operation runs from and its id (bound at the first use). */
+export function boundSourceOf(deps: RuntimeDeps, op: RunningOperation): { readonly sourceId: string; readonly source: AgentSource } {
+  return bindings.get(op) ?? bindAgentSource(deps, op);
+}
+
 /** The id of the source a stored operation runs from. */
 function sourceIdOf(record: Pick<OperationRecord, 'context'>): string {
   return record.context[AGENT_SOURCE_CONTEXT_KEY] ?? STATIC_AGENT_SOURCE_ID;
@@ -127,9 +132,9 @@ function isPromise(value: AgentView | Promise<AgentView>): value is Promise<Agen
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
-function sourceFailed(sourceId: string, agentId: string, stepIndex: number, err: unknown): HookgateError {
+export function sourceFailed(sourceId: string, agentId: string, stepIndex: number, err: unknown, when = 'resolve agent'): HookgateError {
   const causeCode = err instanceof HookgateError ? err.code : undefined;
-  return new HookgateError('AGENT_SOURCE_FAILED', `agent source "${sourceId}" failed to resolve agent "${agentId}" for step ${stepIndex}: ${errorMessage(err)}`, {
+  return new HookgateError('AGENT_SOURCE_FAILED', `agent source "${sourceId}" failed to ${when} "${agentId}" for step ${stepIndex}: ${errorMessage(err)}`, {
     cause: err,
     details: { source: sourceId, agentId, stepIndex, ...(causeCode !== undefined ? { causeCode } : {}) },
   });

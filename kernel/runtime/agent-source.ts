@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../agent-definition.js';
-import type { MessageRecord, OperationRecord } from '../store.js';
+import type { Usage } from '../messages.js';
+import type { MessageRecord, NewMessage, OperationRecord } from '../store.js';
 import type { ToolEntry } from './call-facts.js';
 
 /**
@@ -88,6 +89,57 @@ export interface AgentSource {
   /** Lowercase letters, digits, `-`, `_`, `.`; stored with every operation that runs from the source. */
   readonly id: string;
   resolve(ref: string, context: AgentSourceContext): AgentView | Promise<AgentView>;
+  /**
+   * Optional: called once per operation, after the view of its first step was
+   * read and before that step runs (a resumed operation whose start committed
+   * is not started again; one that crashed before is: at least once). What it
+   * returns is one commit: `messages` go in front of the model before its
+   * first turn, `metadata` becomes the operation's `state.metadata`, and the
+   * thread values the source holds then (`threadValues`) are written with it.
+   * A throw or rejection ends the operation in error (AGENT_SOURCE_FAILED).
+   */
+  start?(ref: string, context: AgentLifecycleContext): AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>;
+  /**
+   * Optional: called where the operation would finish `done` (the model
+   * answered without tool calls). Messages returned continue the operation
+   * instead (committed, then the loop goes on with another model turn, and
+   * `state.finishContinuations` grows by one); none: it finishes, with
+   * `metadata` as its `state.metadata` in the terminal commit. A throw or
+   * rejection ends the operation in error (AGENT_SOURCE_FAILED).
+   */
+  finishing?(ref: string, context: AgentFinishingContext): AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>;
+  /**
+   * Optional, synchronous: the thread's values to write with the commit the
+   * runtime is about to make for this operation (a step, a lifecycle commit,
+   * the terminal commit), when the source changed them since it was last
+   * asked; undefined: unchanged. What it returns is written in the same
+   * transaction (`StepCommit.threadValues`).
+   */
+  threadValues?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): Record<string, unknown> | undefined;
+  /** Optional: the operation reached a terminal status in this process (the source may forget what it kept for it). Never throws into the runtime. */
+  settled?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): void;
+}
+
+/** What `start` and `finishing` are told: the step context (operation stored) and the operation's abort signal. */
+export interface AgentLifecycleContext extends AgentSourceContext {
+  readonly operation: Readonly<OperationRecord>;
+  readonly signal: AbortSignal;
+}
+
+/** What `finishing` is told besides: how often it continued the operation already, and what the operation did. */
+export interface AgentFinishingContext extends AgentLifecycleContext {
+  /** `state.finishContinuations` (0 the first time). */
+  readonly continuations: number;
+  /** Every tool call this operation made, in order, with whether its result was an error. */
+  readonly toolCalls: ReadonlyArray<{ readonly identifier: string; readonly apiName: string; readonly isError: boolean }>;
+  /** The operation's usage so far. */
+  readonly usage: Usage;
+}
+
+/** What a lifecycle member adds to the operation: messages (user role, in order) and the response metadata (replacing `state.metadata`). */
+export interface AgentLifecycleOutcome {
+  readonly messages?: readonly NewMessage[];
+  readonly metadata?: Record<string, unknown>;
 }
 
 /** The id of the source of agent files and `kernel.agents.define` agents (also of every operation stored before agent sources). */

@@ -276,6 +276,7 @@ export class MemoryStore implements Store {
     // Copy before mutating: a value JSON cannot carry would throw here, not halfway through.
     const state = copy(commit.state);
     const error = copy(commit.error);
+    const threadValues = commit.threadValues === undefined ? undefined : copy(commit.threadValues);
     const step = commit.step ? this.toStepRecord(operationId, commit.step) : undefined;
 
     const now = nowIso();
@@ -288,6 +289,10 @@ export class MemoryStore implements Store {
       for (const m of thread.messages) if (ids.has(m.id)) m.compactedInto = commit.compact.summaryId;
     }
     op.state = state;
+    if (threadValues !== undefined) {
+      thread.record.values = threadValues;
+      thread.record.updatedAt = now;
+    }
     if (commit.status !== undefined) op.status = commit.status;
     if (commit.reason !== undefined) op.reason = commit.reason;
     if (error !== undefined) op.error = error;

@@ -118,6 +118,7 @@ function prepareStatements(db: Database.Database) {
       'SELECT id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at FROM threads WHERE id = ?',
     ),
     updateThreadValues: db.prepare<[string, string, string]>('UPDATE threads SET thread_values = ?, updated_at = ? WHERE id = ?'),
+    updateThreadValuesBySeq: db.prepare<[string, string, number]>('UPDATE threads SET thread_values = ?, updated_at = ? WHERE seq = ?'),
     // An unfinished operation of the thread, if any (the guard of createOperation({ threadId })).
     threadBusyOperation: db.prepare<[number], string>(
       "SELECT id FROM operations WHERE thread_seq = ? AND status IN ('running', 'waiting_approval', 'waiting_tool') LIMIT 1",
@@ -390,6 +391,7 @@ export class SqliteStore implements Store {
       const records = commit.messages?.length
         ? this.insertMessages(s, operationId, seq, nextKey, (newestMessageSeq ?? 0) + 1, positionBase, commit.messages, now)
         : [];
+      if (commit.threadValues !== undefined) s.updateThreadValuesBySeq.run(JSON.stringify(commit.threadValues), now, s.threadOfOperation.get(seq)!);
       if (commit.compact) {
         const summaryId = commit.compact.summaryId;
         const threadSeq = s.threadOfOperation.get(seq)!;

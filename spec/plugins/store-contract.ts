@@ -263,6 +263,28 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await rejectsWithCode(store.saveThreadValues('nope', {}), 'STORE_NOT_FOUND');
       });
 
+      it("writes the thread's values with a step's commit (threadValues), replacing them, and leaves them alone without", async () => {
+        await store.createOperation(newOperation('op-1', { thread: { id: 't-1', agentId: 'agent-a', values: { kept: 1 } } }), [{ role: 'user', content: 'a' }], []);
+        await store.createOperation(newOperation('op-2', { thread: { id: 't-2', agentId: 'agent-a', values: { other: true } } }), [], []);
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }), messages: [{ role: 'assistant', content: 'x' }], threadValues: { count: 1, nested: { list: [1, 'two', null] } } });
+        assert.deepEqual((await store.getThread('t-1'))!.values, { count: 1, nested: { list: [1, 'two', null] } });
+        await store.commitStep('op-1', { state: state({ stepIndex: 2 }) });
+        assert.deepEqual((await store.getThread('t-1'))!.values, { count: 1, nested: { list: [1, 'two', null] } }, 'a commit without threadValues keeps them');
+        assert.deepEqual((await store.getThread('t-2'))!.values, { other: true }, "another thread's values are untouched");
+      });
+
+      it('a commit refused by compare-and-swap writes no thread values either', async () => {
+        await store.createOperation(newOperation('op-1', { thread: { id: 't-1', agentId: 'agent-a', values: { count: 0 } } }), [{ id: 'm-1', role: 'user', content: 'a' }], []);
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }) });
+        await rejectsWithCode(store.commitStep('op-1', { state: state({ stepIndex: 2 }), threadValues: { count: 5 }, expectedVersion: 0 }), 'STORE_VERSION_CONFLICT');
+        assert.deepEqual((await store.getThread('t-1'))!.values, { count: 0 });
+        await rejectsWithCode(
+          store.commitStep('op-1', { state: state({ stepIndex: 2 }), messages: [{ id: 'm-1', role: 'user', content: 'again' }], threadValues: { count: 6 } }),
+          'STORE_CONFLICT',
+        );
+        assert.deepEqual((await store.getThread('t-1'))!.values, { count: 0 }, 'a failed commit leaves the values as they were');
+      });
+
       it("compacts earlier operations' messages from a later operation of the thread, and no other thread's", async () => {
         await firstOperation();
         await store.createOperation(newOperation('op-other'), [{ id: 'm-other', role: 'user', content: 'elsewhere' }], []);

@@ -1,0 +1,117 @@
+import { HookgateError } from '../errors.js';
+import type { StepCommit } from '../store.js';
+import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource } from './agent-source.js';
+import { boundSourceOf, sourceFailed } from './agent-source-step.js';
+import { copyState } from './copy-state.js';
+import type { RunningOperation } from './running-operation.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+
+/**
+ * The optional lifecycle members of an operation's agent source (`start`,
+ * `finishing`, `threadValues`, `settled`), called by the step loop at their
+ * points. A source without them (the static source, most plugin sources)
+ * costs one lookup per call and changes nothing.
+ */
+
+/** What the loop does at a finish decision once the source was asked: go on (commit, then another model turn) or finish (with what to write in the terminal commit). */
+export type FinishingDecision = { kind: 'continue'; commit: StepCommit } | { kind: 'finish'; closing: ClosingWrites | undefined };
+
+/** What the terminal commit of a `done` operation writes besides its status: the response metadata and the thread's values. */
+export interface ClosingWrites {
+  metadata?: Record<string, unknown>;
+  threadValues?: Record<string, unknown>;
+}
+
+/**
+ * The commit of the source's `start` (undefined: nothing to run or write):
+ * only before the operation's first step and only once committed. The
+ * commit marks the state `sourceStarted`, carries the messages and metadata
+ * `start` returned and the thread values the source holds.
+ */
+export async function sourceStartCommit(deps: RuntimeDeps, op: RunningOperation): Promise<StepCommit | undefined> {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  const state = op.record.state;
+  if (source.start === undefined || state.sourceStarted === true || state.stepIndex !== 0) return undefined;
+  const outcome = await askLifecycle(source, sourceId, op, 'start', lifecycleContext(op));
+  const threadValues = source.threadValues?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
+  const messages = outcome?.messages ?? [];
+  if (messages.length === 0 && outcome?.metadata === undefined && threadValues === undefined) return undefined;
+  const next = copyState(state);
+  next.sourceStarted = true;
+  if (outcome?.metadata !== undefined) next.metadata = outcome.metadata;
+  return { state: next, messages: [...messages], ...(threadValues !== undefined ? { threadValues } : {}) };
+}
+
+/**
+ * Asks the source's `finishing` where the operation would finish `done`:
+ * messages returned continue it (the commit appends them and counts the
+ * continuation); otherwise it finishes with the metadata returned and the
+ * thread values the source holds. Undefined for a source without `finishing`.
+ */
+export async function sourceFinishing(deps: RuntimeDeps, op: RunningOperation): Promise<FinishingDecision | undefined> {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  if (source.finishing === undefined) return undefined;
+  const state = op.record.state;
+  const context: AgentFinishingContext = { ...lifecycleContext(op), continuations: state.finishContinuations ?? 0, toolCalls: operationToolCalls(op), usage: state.usage };
+  const outcome = await askLifecycle(source, sourceId, op, 'finishing', context);
+  const threadValues = takeThreadValues(deps, op);
+  const messages = outcome?.messages ?? [];
+  if (messages.length === 0) return { kind: 'finish', closing: { ...(outcome?.metadata !== undefined ? { metadata: outcome.metadata } : {}), ...(threadValues !== undefined ? { threadValues } : {}) } };
+  const next = copyState(state);
+  next.finishContinuations = (state.finishContinuations ?? 0) + 1;
+  if (outcome?.metadata !== undefined) next.metadata = outcome.metadata;
+  return { kind: 'continue', commit: { state: next, messages: [...messages], ...(threadValues !== undefined ? { threadValues } : {}) } };
+}
+
+/** The thread values the operation's source changed since it was last asked (undefined: unchanged, or a source that keeps none). */
+export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation): Record<string, unknown> | undefined {
+  const { source } = boundSourceOf(deps, op);
+  return source.threadValues?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
+}
+
+/** Tells the source the operation is terminal here; a throw is logged, never raised. */
+export function sourceSettled(deps: RuntimeDeps, op: RunningOperation): void {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  if (source.settled === undefined) return;
+  try {
+    source.settled(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
+  } catch (err) {
+    deps.logger.warn('an agent source failed when told an operation settled', { operationId: op.record.id, source: sourceId, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+function lifecycleContext(op: RunningOperation): AgentLifecycleContext {
+  const record = op.record;
+  return { operationId: record.id, threadId: record.threadId, stepIndex: record.state.stepIndex, operation: record, definition: op.agent, messages: op.messages, signal: op.abort.signal };
+}
+
+async function askLifecycle<C extends AgentLifecycleContext>(
+  source: AgentSource,
+  sourceId: string,
+  op: RunningOperation,
+  member: 'start' | 'finishing',
+  context: C,
+): Promise<AgentLifecycleOutcome | undefined> {
+  try {
+    const outcome = await (source[member] as (ref: string, context: C) => AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>).call(source, op.record.agentId, context);
+    if (outcome !== undefined && (outcome === null || typeof outcome !== 'object' || (outcome.messages !== undefined && !Array.isArray(outcome.messages)))) {
+      throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from ${member} something that is not { messages?, metadata? }`, { details: { source: sourceId } });
+    }
+    return outcome;
+  } catch (err) {
+    if (err instanceof HookgateError && err.code === 'AGENT_SOURCE_INVALID') throw err;
+    throw sourceFailed(sourceId, op.record.agentId, context.stepIndex, err, member === 'start' ? 'start' : 'finish');
+  }
+}
+
+/** Every tool call of this operation (not earlier operations of the thread), with whether its published result was an error. */
+function operationToolCalls(op: RunningOperation): AgentFinishingContext['toolCalls'] {
+  const failed = new Set<string>();
+  const calls: Array<{ id: string; identifier: string; apiName: string }> = [];
+  for (const m of op.messages) {
+    if (m.operationId !== op.record.id) continue;
+    if (m.role === 'assistant' && m.toolCalls) for (const c of m.toolCalls) calls.push(c);
+    else if (m.role === 'tool' && m.toolCallId !== undefined && m.toolResult?.success === false) failed.add(m.toolCallId);
+  }
+  return calls.map((c) => ({ identifier: c.identifier, apiName: c.apiName, isError: failed.has(c.id) }));
+}

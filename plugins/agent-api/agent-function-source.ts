@@ -1,0 +1,194 @@
+import { HookgateError } from '../../kernel/errors.js';
+import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource, AgentSourceContext, AgentView } from '../../kernel/runtime/agent-source.js';
+import type { ToolEntry } from '../../kernel/runtime/call-facts.js';
+import type { Store } from '../../kernel/store.js';
+import type { ToolSource } from '../../kernel/tools.js';
+import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
+import type { AgentDirectory } from './agent-directory.js';
+import { runFinishSeam, runStartSeam } from './agent-event-seams.js';
+import { runAgentTool, type AgentTool } from './define-tool.js';
+import { renderAgent, type RenderedAgent } from './render-agent.js';
+import { ThreadStateBuffer } from './thread-state-buffer.js';
+
+/** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
+export const AGENT_TOOL_IDENTIFIER = 'agent';
+
+/** The `toolSource` of those tools (what `beforeToolCall` hooks see as the call's source). */
+export const AGENT_TOOL_SOURCE = 'agent-function';
+
+const ALLOW_AGENT_TOOLS: readonly string[] = Object.freeze([`${AGENT_TOOL_IDENTIFIER}/*`]);
+const ALLOW_NONE: readonly string[] = Object.freeze([]);
+
+/** What the source keeps per operation it renders in this process (forgotten when the operation settles). */
+interface OperationSession {
+  /** The operation record it was opened for: a reloaded operation (a new record object) gets a fresh session from the store. */
+  readonly record: object;
+  readonly instanceId: string | undefined;
+  readonly initialData: unknown;
+  readonly buffer: ThreadStateBuffer;
+  /** The latest render: its tools run the calls, its event callbacks run at the seams. */
+  render: RenderedAgent | undefined;
+  view: AgentView | undefined;
+  viewModel: string | undefined;
+  /** Tool entries by name, reused while name, description and schema stay the same. */
+  readonly entries: Map<string, { readonly key: string; readonly entry: ToolEntry }>;
+}
+
+/**
+ * The agent source of document 001's agent functions (id
+ * `agent-functions`): an operation's `agentId` is the agent's identity in
+ * `directory`; its thread is the instance (`instanceId` is `props.id`,
+ * `initialData`, `values` what `usePersistentState` reads). The function is
+ * rendered before every step; the view is new only when instructions, model
+ * or tools changed (tool calls always run the latest render's `run`). The
+ * model is the one of the operation's first render (read once per
+ * submission). Lifecycle: `start` runs `useResponseStart` then
+ * `useAgentStart`, `finishing` runs `useAgentFinish` (appends continue the
+ * response) and, when it finishes, `useResponseFinish`; state writes are
+ * handed to the commit of the step that made them (`threadValues`).
+ * Render errors reject the step (the operation ends in error naming them).
+ */
+export function agentFunctionSource(directory: AgentDirectory, store: Store): AgentSource & { readonly tools: ToolSource } {
+  const sessions = new Map<string, OperationSession>();
+
+  const tools: ToolSource = {
+    id: AGENT_TOOL_SOURCE,
+    list: () => [],
+    async execute(call, ctx) {
+      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
+      if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
+      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
+    },
+  };
+
+  function agentOf(ref: string) {
+    const agent = directory.byIdentity(ref);
+    if (agent === undefined) {
+      throw new HookgateError('AGENT_NOT_FOUND', `no agent function is registered under the identity "${ref}" (have: ${directory.identities().join(', ') || 'none'})`, { details: { agentId: ref } });
+    }
+    return agent;
+  }
+
+  async function openSession(operationId: string, threadId: string, record: object): Promise<OperationSession> {
+    const thread = await store.getThread(threadId);
+    const session: OperationSession = {
+      record,
+      instanceId: thread?.instanceId,
+      initialData: thread?.initialData,
+      buffer: new ThreadStateBuffer(thread?.values ?? {}),
+      render: undefined,
+      view: undefined,
+      viewModel: undefined,
+      entries: new Map(),
+    };
+    // Another resolve of the same operation may have opened one meanwhile: the first stays.
+    const existing = sessions.get(operationId);
+    if (existing !== undefined && existing.record === record) return existing;
+    sessions.set(operationId, session);
+    return session;
+  }
+
+  function renderFor(ref: string, session: OperationSession, context: AgentSourceContext): AgentView {
+    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.buffer, agentName: ref });
+    session.render = rendered;
+    // Read once per submission: the model the operation stored at start (its first render's).
+    const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
+    return viewOf(session, rendered, model);
+  }
+
+  function sessionOf(ref: string, context: AgentLifecycleContext): OperationSession & { render: RenderedAgent } {
+    const session = sessions.get(context.operationId);
+    if (session?.render === undefined) throw new HookgateError('AGENT_SOURCE_FAILED', `agent "${ref}" was not rendered for operation ${context.operationId} before its lifecycle ran`, { details: { agentId: ref } });
+    return session as OperationSession & { render: RenderedAgent };
+  }
+
+  return {
+    id: AGENT_FUNCTION_SOURCE_ID,
+    tools,
+
+    resolve(ref, context) {
+      if (context.operation === undefined) {
+        // At start: the definition the operation stores (its model is the submission's), rendered read-only.
+        return store.getThread(context.threadId).then((thread) => {
+          const rendered = renderAgent(agentOf(ref), {
+            instanceId: thread?.instanceId,
+            initialData: thread?.initialData,
+            state: new ThreadStateBuffer(thread?.values ?? {}),
+            agentName: ref,
+          });
+          return viewOf(undefined, rendered, rendered.model as AgentView['model']);
+        });
+      }
+      // The same record object while this process runs the operation; a new one after a reload (its buffered writes, if
+      // any, belonged to a commit that never landed: the store says what the values are).
+      const session = sessions.get(context.operationId);
+      if (session !== undefined && session.record === context.operation) return renderFor(ref, session, context);
+      return openSession(context.operationId, context.threadId, context.operation).then((opened) => renderFor(ref, opened, context));
+    },
+
+    async start(ref, context): Promise<AgentLifecycleOutcome | undefined> {
+      const { render } = sessionOf(ref, context);
+      if (render.agentStarts.length === 0 && render.responseStarts.length === 0) return undefined;
+      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal);
+      return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
+    },
+
+    async finishing(ref, context: AgentFinishingContext): Promise<AgentLifecycleOutcome | undefined> {
+      const { render } = sessionOf(ref, context);
+      if (render.agentFinishes.length === 0 && render.responseFinishes.length === 0) return undefined;
+      const toolCalls = context.toolCalls.map((c) => ({ tool: c.identifier === AGENT_TOOL_IDENTIFIER ? c.apiName : `${c.identifier}/${c.apiName}`, isError: c.isError }));
+      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal);
+      return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
+    },
+
+    threadValues(_ref, context) {
+      return sessions.get(context.operationId)?.buffer.take();
+    },
+
+    settled(_ref, context) {
+      sessions.delete(context.operationId);
+    },
+  };
+
+  /** The view of a render: the previous view object when nothing the runtime reads changed. */
+  function viewOf(session: OperationSession | undefined, rendered: RenderedAgent, model: AgentView['model']): AgentView {
+    const entries = rendered.tools.map((tool) => entryFor(session, tool));
+    const modelKey = JSON.stringify(model);
+    const previous = session?.view;
+    if (
+      previous !== undefined &&
+      previous.instructions === rendered.instructions &&
+      session!.viewModel === modelKey &&
+      sameEntries(previous.tools as readonly ToolEntry[], entries)
+    ) {
+      return previous;
+    }
+    const view: AgentView = Object.freeze({
+      ...(rendered.instructions !== undefined ? { instructions: rendered.instructions } : {}),
+      model,
+      tools: Object.freeze(entries),
+      allowList: entries.length > 0 ? ALLOW_AGENT_TOOLS : ALLOW_NONE,
+    });
+    if (session !== undefined) {
+      session.view = view;
+      session.viewModel = modelKey;
+    }
+    return view;
+  }
+
+  function entryFor(session: OperationSession | undefined, tool: AgentTool): ToolEntry {
+    const key = `${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
+    const known = session?.entries.get(tool.name);
+    if (known !== undefined && known.key === key) return known.entry;
+    const entry: ToolEntry = Object.freeze({
+      tool: Object.freeze({ identifier: AGENT_TOOL_IDENTIFIER, apiName: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: AGENT_TOOL_SOURCE }),
+      source: tools,
+    });
+    session?.entries.set(tool.name, { key, entry });
+    return entry;
+  }
+}
+
+function sameEntries(a: readonly ToolEntry[], b: readonly ToolEntry[]): boolean {
+  return a.length === b.length && a.every((entry, i) => entry === b[i]);
+}
