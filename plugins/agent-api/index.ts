@@ -1,7 +1,8 @@
 import { definePlugin, type Plugin } from '../../kernel/plugin.js';
-import { Hooks, Logger, Operations, Store } from '../../kernel/tokens.js';
+import { AgentSources, Hooks, Logger, Operations, Store } from '../../kernel/tokens.js';
 import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
 import { AgentDirectory } from './agent-directory.js';
+import { agentFunctionSource } from './agent-function-source.js';
 import { SubmissionCoordinator } from './submission-coordinator.js';
 
 /** What the agent-api plugin is built with: the runtime's agents and the source their operations run from. */
@@ -18,7 +19,8 @@ interface AgentApiState {
 }
 
 /**
- * Document 001 over the runtime core: binds the `AgentDirectory`, and in
+ * Document 001 over the runtime core: binds the `AgentDirectory` and the
+ * agent-functions source (the render engine, `agent-function-source.ts`), and in
  * `ready` (when `Operations`, `Hooks` and the store resolve) builds the
  * submission coordinator and recovers the instances with unsettled
  * submissions (running ones resumed, queued ones started). `stop` drains
@@ -28,10 +30,13 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
   return definePlugin({
     id: 'agent-api',
     description: 'document 001: agent instances, durable submissions, dispatch / init / getAgentInstance',
-    provides: [AgentDirectory],
+    requires: [Store],
+    provides: [AgentDirectory, AgentSources],
     state: (): AgentApiState => ({}),
     register(ctx) {
       ctx.bindValue(AgentDirectory, options.directory);
+      // The render engine: every registered agent function, rendered before each step of its submissions.
+      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store)));
     },
     async ready(ctx) {
       const coordinator = new SubmissionCoordinator({

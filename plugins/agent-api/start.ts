@@ -9,7 +9,7 @@ import type { StartAgentEntry } from './agent.js';
 import type { AgentDirectory } from './agent-directory.js';
 import { AgentRuntimeNotStartedError, AgentRuntimeRunningError, InvalidRequestError } from './agent-errors.js';
 import { agentApiPlugin } from './index.js';
-import { registerAgents } from './registered-agents.js';
+import { createAgentDirectory } from './agent-identity.js';
 import type { SubmissionCoordinator } from './submission-coordinator.js';
 
 /** Where a runtime keeps its instances and submissions: in memory (default: gone at exit) or a SQLite file. */
@@ -66,7 +66,7 @@ export async function start(options: StartOptions): Promise<AgentRuntimeHandle> 
   if (active || starting) throw new AgentRuntimeRunningError();
   starting = true;
   try {
-    const directory = registerAgents(options?.agents);
+    const directory = createAgentDirectory(options?.agents);
     const config = withDatabase(baseConfig(options), options.db ?? 'memory');
     let coordinator: SubmissionCoordinator | undefined;
     const plugin = agentApiPlugin({ directory, ...(options.agentSource !== undefined ? { agentSource: options.agentSource } : {}), onReady: (c) => (coordinator = c) });

@@ -11,7 +11,7 @@ import type { AgentDirectory } from './agent-directory.js';
 import { AgentRuntimeNotStartedError } from './agent-errors.js';
 import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.js';
 import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
-import { resolveDurability } from './durability.js';
+import { validateAgentStatics } from './agent-identity.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
 /** What the coordinator works with: the kernel's store, operations and hooks, the runtime's agents, and the source they render from. */
@@ -149,7 +149,7 @@ export class SubmissionCoordinator {
     }
     let durability;
     try {
-      durability = resolveDurability(agent, submission.agentId);
+      durability = validateAgentStatics(agent, submission.agentId);
     } catch (err) {
       return void (await this.settle(submission, { status: 'failed', error: errorOf(err) }));
     }
