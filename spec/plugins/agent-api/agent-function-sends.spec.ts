@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import type { AgentProps } from '../../../plugins/agent-api/agent.js';
 import { init } from '../../../plugins/agent-api/init.js';
 import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { useResponseFinish, useResponseStart } from '../../../plugins/agent-api/use-agent-events.js';
 import { useInitialData } from '../../../plugins/agent-api/use-initial-data.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { usePersistentState } from '../../../plugins/agent-api/use-persistent-state.js';
@@ -50,6 +51,19 @@ describe('agent-api: agent functions through start() and init()', function () {
     const thread = await runtime.kernel.store.getThread('agent:Notebook:nb-1');
     assert.deepEqual(thread?.values, { notes: ['first', 'second'] });
     assert.deepEqual(thread?.initialData, { owner: 'ada' });
+  });
+
+  it('AgentReply.metadata carries what useResponseStart and useResponseFinish returned', async () => {
+    function Tagged(): string {
+      useModel({ provider: 'scripted', turns: [{ text: 'tagged' }] });
+      useResponseStart(() => ({ channel: 'email', trace: { start: 1 } }));
+      useResponseFinish(() => ({ trace: { finish: 2 } }));
+      return 'Tag every reply.';
+    }
+    runtime = await start({ agents: [Tagged], env: {} });
+    const reply = await init(Tagged, { id: 't-1' }).dispatch('hi');
+    assert.equal(reply.text, 'tagged');
+    assert.deepEqual(reply.metadata, { channel: 'email', trace: { start: 1, finish: 2 } });
   });
 
   it('persistent state and the instance survive a restart on the same SQLite file', async () => {
