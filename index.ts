@@ -49,6 +49,24 @@ export {
   type DurabilityConfig,
   type StartAgentEntry,
 } from './plugins/agent-api/agent.js';
+export { useModel, type ModelChoice, type ModelBlock } from './plugins/agent-api/use-model.js';
+export { useTool } from './plugins/agent-api/use-tool.js';
+export { useInstruction } from './plugins/agent-api/use-instruction.js';
+export { usePersistentState, type StateSetter } from './plugins/agent-api/use-persistent-state.js';
+export { useInitialData } from './plugins/agent-api/use-initial-data.js';
+export {
+  useAgentStart,
+  useAgentFinish,
+  useResponseStart,
+  useResponseFinish,
+  type AgentAppendMessage,
+  type AgentResponseToolCall,
+  type AgentStartContext,
+  type AgentFinishContext,
+  type ResponseStartContext,
+  type ResponseFinishContext,
+} from './plugins/agent-api/use-agent-events.js';
+export { defineTool, type ToolContext, type ToolOptions, type AgentTool } from './plugins/agent-api/define-tool.js';
 export { AgentDirectory } from './plugins/agent-api/agent-directory.js';
 export {
   AgentApiError,
