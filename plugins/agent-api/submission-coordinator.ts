@@ -1,4 +1,4 @@
-import { errorMessage, isHookgateError } from '../../kernel/errors.js';
+import { errorMessage, HookgateError, isHookgateError } from '../../kernel/errors.js';
 import type { HookDispatcher } from '../../kernel/hooks/hook-dispatcher.js';
 import type { AgentHook } from '../../kernel/hooks/hook-types.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -12,6 +12,7 @@ import { AgentRuntimeNotStartedError } from './agent-errors.js';
 import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.js';
 import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 import { validateAgentStatics } from './agent-identity.js';
+import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
 /** What the coordinator works with: the kernel's store, operations and hooks, the runtime's agents, and the source they render from. */
@@ -46,12 +47,17 @@ export class SubmissionCoordinator {
   private readonly pumps = new Map<string, Promise<void>>();
   /** Threads that got a new submission while their pump was busy: the pump looks again before it ends. */
   private readonly pending = new Set<string>();
-  private readonly waiters = new Map<string, Array<(record: SubmissionRecord) => void>>();
+  private readonly waiters = new Map<string, Array<{ resolve: (record: SubmissionRecord) => void; reject: (err: unknown) => void }>>();
   private readonly listeners = new Map<string, Set<EventListener>>();
   /** Submissions whose operation this process ended on purpose, and why. */
   private readonly intents = new Map<string, EndIntent>();
   private readonly runningOps = new Map<string, string>();
+  /** The submission each pump runs now: a pump that dies rejects its waiters instead of leaving them hanging. */
+  private readonly current = new Map<string, string>();
   private stopping = false;
+  private drainStarted!: () => void;
+  /** Resolves when `drain()` begins: a send waiting on a parked operation stops waiting then. */
+  private readonly draining = new Promise<undefined>((resolve) => (this.drainStarted = () => resolve(undefined)));
 
   constructor(private readonly deps: CoordinatorDeps) {}
 
@@ -73,10 +79,11 @@ export class SubmissionCoordinator {
   /** Resolves with the submission once it is settled (completed, failed or aborted). */
   async settled(submissionId: string): Promise<SubmissionRecord> {
     const record = await this.deps.store.getSubmission(submissionId);
-    if (!record || SETTLED_SUBMISSION_STATUSES.has(record.status)) return record!;
-    return new Promise((resolve) => {
+    if (!record) throw new HookgateError('STORE_NOT_FOUND', `Submission ${submissionId} does not exist`, { details: { submissionId } });
+    if (SETTLED_SUBMISSION_STATUSES.has(record.status)) return record;
+    return new Promise((resolve, reject) => {
       const list = this.waiters.get(submissionId) ?? [];
-      list.push(resolve);
+      list.push({ resolve, reject });
       this.waiters.set(submissionId, list);
     });
   }
@@ -100,9 +107,15 @@ export class SubmissionCoordinator {
     for (const threadId of new Set(unsettled.map((s) => s.threadId))) this.kick(threadId);
   }
 
-  /** Refuses new sends, lets each pump finish the submission it runs, and resolves when they are done. */
+  /**
+   * Refuses new sends, lets each pump finish the submission it runs (one
+   * whose operation is parked for a human or a deferred result is left as
+   * stored, and its waiters rejected with KERNEL_STOPPED), and resolves when
+   * they are done.
+   */
   async drain(): Promise<void> {
     this.stopping = true;
+    this.drainStarted();
     while (this.pumps.size > 0) await Promise.allSettled([...this.pumps.values()]);
   }
 
@@ -120,6 +133,8 @@ export class SubmissionCoordinator {
     }
     const pump = this.pump(threadId).catch((err: unknown) => {
       this.pumps.delete(threadId);
+      const running = this.current.get(threadId);
+      if (running !== undefined) this.rejectWaiters(running, err);
       // Leaves the submission as stored (queued or running): the next start recovers it.
       if (!this.stopping) this.deps.logger.warn('a submission pump stopped', { threadId, error: errorMessage(err) });
     });
@@ -135,8 +150,16 @@ export class SubmissionCoordinator {
         this.pumps.delete(threadId);
         return;
       }
+      this.current.set(threadId, next.id);
       await this.run(next);
+      this.current.delete(threadId);
     }
+  }
+
+  private rejectWaiters(submissionId: string, err: unknown): void {
+    const waiters = this.waiters.get(submissionId) ?? [];
+    this.waiters.delete(submissionId);
+    for (const waiter of waiters) waiter.reject(err);
   }
 
   /** Runs one submission to its settlement (or leaves it as stored when the kernel stops under it). */
@@ -171,17 +194,31 @@ export class SubmissionCoordinator {
     const handle = operation ? await this.resume(submission, operation, durability.timeoutMs) : await this.start(submission, durability.timeoutMs);
     if (!handle) return;
     this.forwardEvents(submission.id, handle);
-    let final: OperationRecord;
+    let final: OperationRecord | undefined;
     try {
-      final = await handle.completed();
+      final = await this.untilEnd(handle);
     } catch (err) {
-      if (isHookgateError(err, 'KERNEL_STOPPED') || isHookgateError(err, 'KERNEL_NOT_STARTED')) return; // left as stored: recovered at the next start
-      throw err;
+      if (!isHookgateError(err, 'KERNEL_STOPPED') && !isHookgateError(err, 'KERNEL_NOT_STARTED')) throw err;
     } finally {
       this.runningOps.delete(submission.id);
     }
+    if (!final) {
+      // Left as stored (running, its operation parked or stopped): the next start recovers it.
+      this.rejectWaiters(submission.id, new HookgateError('KERNEL_STOPPED', `the runtime stopped before submission ${submission.id} settled; it stays as stored and the next start() on this store recovers it`));
+      return;
+    }
     const latest = (await this.deps.store.getSubmission(submission.id)) ?? submission;
     await this.settleFrom(latest, final, durability.timeoutMs);
+  }
+
+  /** The operation's end; undefined when a drain began while it is parked (nobody would decide it before the stop). */
+  private async untilEnd(handle: OperationHandle): Promise<OperationRecord | undefined> {
+    const completed = handle.completed();
+    completed.catch(() => undefined);
+    const first = await Promise.race([completed, this.draining]);
+    if (first) return first;
+    const settled = await handle.settled();
+    return TERMINAL_STATUSES.has(settled.status) ? settled : undefined;
   }
 
   /** A fresh attempt: the attempt counted, then the operation started on the instance thread and linked. */
@@ -224,10 +261,13 @@ export class SubmissionCoordinator {
    */
   private async resume(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<OperationHandle | undefined> {
     this.deps.hooks.register(operation.id, [this.deadlineHook(submission, timeoutMs)]);
+    // A parked operation goes on when its decision or result comes (which launches its loop): it is only waited
+    // for. Resuming it too would race that decision (two copies of it in this process, the tool run twice).
+    if (operation.status !== 'running') return parkedHandle(this.deps.operations, operation.id);
     for (;;) {
       try {
         const handle = await this.deps.operations.resume(operation.id);
-        if (operation.status === 'running') await this.deps.store.beginSubmissionAttempt(submission.id);
+        await this.deps.store.beginSubmissionAttempt(submission.id);
         this.runningOps.set(submission.id, operation.id);
         return handle;
       } catch (err) {
@@ -239,7 +279,7 @@ export class SubmissionCoordinator {
       await sleep(Math.min(5_000, Math.max(25, (lease?.expiresAt ?? 0) - Date.now() + 10)));
       if (this.stopping) return undefined;
       const now = await this.deps.store.getOperation(operation.id);
-      if (now && TERMINAL_STATUSES.has(now.status)) return this.handleFor(now);
+      if (now && TERMINAL_STATUSES.has(now.status)) return endedHandle(now);
     }
   }
 
@@ -281,7 +321,7 @@ export class SubmissionCoordinator {
     this.listeners.delete(submission.id);
     const waiters = this.waiters.get(submission.id) ?? [];
     this.waiters.delete(submission.id);
-    for (const resolve of waiters) resolve(record);
+    for (const waiter of waiters) waiter.resolve(record);
   }
 
   private forwardEvents(submissionId: string, handle: OperationHandle): void {
@@ -306,19 +346,4 @@ export class SubmissionCoordinator {
     const busy = ops.find((op) => UNFINISHED_STATUSES.has(op.status));
     if (busy) await this.deps.operations.wait(busy.id, 'terminal');
   }
-
-  /** A handle-like view of an operation that already ended (recovery found it finished by another process). */
-  private handleFor(record: OperationRecord): OperationHandle {
-    return {
-      operationId: record.id,
-      settled: async () => record,
-      completed: async () => record,
-      text: async () => record.state.lastText ?? '',
-      events: async function* () {},
-    };
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -13,6 +13,8 @@ export interface SpecAgentScript {
   turns: ScriptedTurn[];
   tools?: string[];
   onEnd?: 'error' | 'repeat-last';
+  /** Tools that wait for a human's approval. */
+  approval?: string[];
 }
 
 /**
@@ -53,7 +55,7 @@ export function specAgentsPlugin(scripts: Record<string, SpecAgentScript>, recor
       if (!tool || !tools) throw new Error(`spec agent ${identity}: no tool ${key}`);
       return { tool, source: tools };
     });
-    views.set(identity, Object.freeze({ model: { provider: 'scripted', turns: script.turns, ...(script.onEnd ? { onEnd: script.onEnd } : {}) }, tools: entries, allowList: script.tools ?? [] }) as AgentView);
+    views.set(identity, Object.freeze({ model: { provider: 'scripted', turns: script.turns, ...(script.onEnd ? { onEnd: script.onEnd } : {}) }, tools: entries, allowList: script.tools ?? [], ...(script.approval ? { approval: { tools: script.approval } } : {}) }) as AgentView);
   }
   const source: AgentSource = {
     id: SPEC_AGENT_SOURCE,

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SubmissionRecord } from '../../../kernel/submissions.js';
 import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
+import { init } from '../../../plugins/agent-api/init.js';
 import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
 import { SqliteStore } from '../../../plugins/store-sqlite/sqlite-store.js';
 import { SPEC_AGENT_SOURCE, specAgentsPlugin } from '../../helpers/agent-api-fixtures.js';
@@ -14,6 +15,7 @@ import { WORKER_SCRIPT } from './fixtures/worker-script.js';
 
 function Worker(): void {}
 function Quick(): void {}
+function Careful(): void {}
 Quick.durability = { maxAttempts: 3, timeoutMs: 60_000 };
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'submission-child.js');
@@ -41,10 +43,19 @@ describe('agent-api: recovery at start()', function () {
 
   function startHere(): Promise<AgentRuntimeHandle> {
     return start({
-      agents: [Worker, Quick],
+      agents: [Worker, Quick, Careful],
       db: { sqlite: db },
       env: ENV,
-      plugins: [specAgentsPlugin({ Worker: WORKER_SCRIPT, Quick: { turns: [{ text: 'quick' }], onEnd: 'repeat-last' } }, record)],
+      plugins: [
+        specAgentsPlugin(
+          {
+            Worker: WORKER_SCRIPT,
+            Quick: { turns: [{ text: 'quick' }], onEnd: 'repeat-last' },
+            Careful: { turns: [{ toolCalls: [{ identifier: 'side', apiName: 'record', args: { line: 'approved' } }] }, { text: 'carefully done' }], tools: ['side/record'], approval: ['side/record'] },
+          },
+          record,
+        ),
+      ],
       agentSource: SPEC_AGENT_SOURCE,
     });
   }
@@ -116,6 +127,24 @@ describe('agent-api: recovery at start()', function () {
     });
     runtime = await startHere();
     assert.equal((await settled('sub_1')).status, 'aborted');
+  });
+
+  it('stop() with a send parked for approval: the send rejects, the submission stays running and settles once approved after a restart', async () => {
+    runtime = await startHere();
+    const pending = init(Careful, { id: 'c-1' }).dispatch('go').then(() => 'resolved', (e: unknown) => (e as { code?: string }).code);
+    let parked: SubmissionRecord | undefined;
+    while (!parked?.operationId || (await runtime.kernel.getOperation(parked.operationId))?.status !== 'waiting_approval') {
+      await new Promise((r) => setTimeout(r, 25));
+      [parked] = await runtime.kernel.store.listSubmissions({ threadId: agentThreadId('Careful', 'c-1') });
+    }
+    await runtime.stop();
+    assert.equal(await pending, 'KERNEL_STOPPED');
+    runtime = await startHere();
+    assert.equal((await runtime.kernel.store.getSubmission(parked.id))?.status, 'running');
+    await runtime.kernel.approve(parked.operationId);
+    const final = await settled(parked.id);
+    assert.deepEqual([final.status, final.result?.text], ['completed', 'carefully done']);
+    assert.equal(await readFile(record, 'utf8'), 'approved\n');
   });
 
   it('SIGKILL mid-submission: the next start resumes it from its last commit (the completed tool is not run again) and runs the queued one', async () => {
