@@ -47,6 +47,8 @@ export interface SubmissionRecord {
   firstStartedAt?: string;
   /** The operation of its current (latest) attempt. */
   operationId?: string;
+  /** For a `joined` submission: the submission whose live response absorbed it (it takes that one's outcome). */
+  joinedInto?: string;
   /** Set when someone asked for an abort; the runner honours it. */
   abortRequestedAt?: string;
   result?: SubmissionResult;
@@ -136,6 +138,12 @@ export interface SubmissionStore {
   beginSubmissionAttempt(id: string, now?: string): Promise<SubmissionRecord>;
   /** Records the operation of the running attempt. STORE_CONFLICT unless `running`. */
   linkSubmissionOperation(id: string, operationId: string): Promise<SubmissionRecord>;
+  /**
+   * Marks a queued submission `joined` into `intoId` (its message was
+   * appended to that submission's running operation). STORE_CONFLICT unless
+   * it is queued; STORE_NOT_FOUND when unknown.
+   */
+  joinSubmission(id: string, intoId: string): Promise<SubmissionRecord>;
   /** Stamps an abort request on an unsettled submission (the first stamp stays); a settled one is returned unchanged. */
   requestSubmissionAbort(id: string, now?: string): Promise<SubmissionRecord>;
   /**

@@ -13,6 +13,7 @@ import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.
 import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 import { validateAgentStatics } from './agent-identity.js';
 import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
+import { settlementOfHost, SubmissionJoins, type LiveHost } from './submission-joining.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
 /** What the coordinator works with: the kernel's store, operations and hooks, the runtime's agents, and the source they render from. */
@@ -34,8 +35,9 @@ type EventListener = (event: OperationEvent) => void;
  * a queued one becomes an operation (`execAgent` with the thread, the agent
  * source and the identity; prompt: the delivered message as rendered text),
  * settled from the operation's end, then the next one runs. A send to a busy
- * instance is queued behind the live response (joining it at a turn
- * boundary is not built yet). Before each attempt and before each step of
+ * instance joins the live response at its next model turn
+ * (submission-joining.ts) and takes its outcome; one that misses it runs as
+ * its own submission after it. Before each attempt and before each step of
  * the operation the deadline (`durability.timeoutMs` from the first start)
  * is checked; attempts count against `durability.maxAttempts`. `recover()`
  * (at start) picks up what a stopped or killed process left: running
@@ -59,7 +61,13 @@ export class SubmissionCoordinator {
   /** Resolves when `drain()` begins: a send waiting on a parked operation stops waiting then. */
   private readonly draining = new Promise<undefined>((resolve) => (this.drainStarted = () => resolve(undefined)));
 
-  constructor(private readonly deps: CoordinatorDeps) {}
+  private readonly joins: SubmissionJoins;
+  /** Per thread, the submission whose operation runs here now: later sends join it at its next model turn. */
+  private readonly liveHosts = new Map<string, LiveHost>();
+
+  constructor(private readonly deps: CoordinatorDeps) {
+    this.joins = new SubmissionJoins(deps.store, deps.operations);
+  }
 
   /**
    * Admits a delivery (admission.ts: validated, stored `queued` with its
@@ -72,6 +80,8 @@ export class SubmissionCoordinator {
     if (this.stopping) throw new AgentRuntimeNotStartedError('a send');
     const admitted = await admitDelivery(this.deps, request);
     if (onEvent && !SETTLED_SUBMISSION_STATUSES.has(admitted.submission.status)) this.listen(admitted.submission.id, onEvent);
+    const host = this.liveHosts.get(admitted.thread.id);
+    if (host && admitted.submission.status === 'queued' && host.submissionId !== admitted.submission.id) this.joins.offer(admitted.submission, host);
     this.kick(admitted.thread.id);
     return admitted;
   }
@@ -96,6 +106,8 @@ export class SubmissionCoordinator {
   async requestAbort(submissionId: string): Promise<void> {
     const record = await this.deps.store.requestSubmissionAbort(submissionId);
     if (SETTLED_SUBMISSION_STATUSES.has(record.status)) return;
+    // A joined delivery is part of its host's live response: aborting it aborts that response.
+    if (record.status === 'joined' && record.joinedInto !== undefined) return this.requestAbort(record.joinedInto);
     this.intents.set(submissionId, this.intents.get(submissionId) ?? 'abort');
     const operationId = this.runningOps.get(submissionId) ?? record.operationId;
     if (operationId !== undefined) await this.abortOperation(operationId);
@@ -104,6 +116,7 @@ export class SubmissionCoordinator {
   /** Starts the pumps of every instance with an unsettled submission (what a stopped or killed process left). */
   async recover(): Promise<void> {
     const unsettled = await this.deps.store.listSubmissions({ statuses: ['running', 'queued', 'joined'] });
+    await this.joins.recover(unsettled, (s, settlement) => this.settle(s, settlement));
     for (const threadId of new Set(unsettled.map((s) => s.threadId))) this.kick(threadId);
   }
 
@@ -150,6 +163,12 @@ export class SubmissionCoordinator {
         this.pumps.delete(threadId);
         return;
       }
+      // A delivery being handed to the live response: once that is decided it is either joined or still queued.
+      const handing = this.joins.inProgress(next.id);
+      if (handing) {
+        await handing.catch(() => false);
+        continue;
+      }
       this.current.set(threadId, next.id);
       await this.run(next);
       this.current.delete(threadId);
@@ -195,12 +214,14 @@ export class SubmissionCoordinator {
     if (!handle) return;
     this.forwardEvents(submission.id, handle);
     let final: OperationRecord | undefined;
+    this.liveHosts.set(submission.threadId, { submissionId: submission.id, operationId: handle.operationId });
     try {
       final = await this.untilEnd(handle);
     } catch (err) {
       if (!isHookgateError(err, 'KERNEL_STOPPED') && !isHookgateError(err, 'KERNEL_NOT_STARTED')) throw err;
     } finally {
       this.runningOps.delete(submission.id);
+      this.liveHosts.delete(submission.threadId);
     }
     if (!final) {
       // Left as stored (running, its operation parked or stopped): the next start recovers it.
@@ -317,6 +338,9 @@ export class SubmissionCoordinator {
   /** Records the settlement (the first one wins) and tells the waiters. */
   private async settle(submission: SubmissionRecord, settlement: SubmissionSettlement): Promise<void> {
     const { submission: record } = await this.deps.store.settleSubmission(submission.id, settlement);
+    // The deliveries that joined this response take its outcome.
+    for (const joined of this.joins.joinedTo(submission.id)) await this.settle({ ...record, id: joined }, settlementOfHost(record));
+    this.joins.forget(submission.id);
     this.intents.delete(submission.id);
     this.listeners.delete(submission.id);
     const waiters = this.waiters.get(submission.id) ?? [];

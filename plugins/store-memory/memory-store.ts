@@ -191,6 +191,10 @@ export class MemoryStore implements Store {
     return this.submissions.linkSubmissionOperation(id, operationId);
   }
 
+  joinSubmission(id: string, intoId: string): Promise<SubmissionRecord> {
+    return this.submissions.joinSubmission(id, intoId);
+  }
+
   requestSubmissionAbort(id: string, now?: string): Promise<SubmissionRecord> {
     return this.submissions.requestSubmissionAbort(id, now);
   }

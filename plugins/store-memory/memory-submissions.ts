@@ -102,6 +102,15 @@ export class MemorySubmissions implements SubmissionStore {
     return copy(record);
   }
 
+  async joinSubmission(id: string, intoId: string): Promise<SubmissionRecord> {
+    const record = this.require(id);
+    if (record.status !== 'queued') throw new HookgateError('STORE_CONFLICT', `Submission ${id} is ${record.status}; only a queued submission joins another`, { details: { submissionId: id, status: record.status } });
+    record.status = 'joined';
+    record.joinedInto = intoId;
+    record.updatedAt = nowIso();
+    return copy(record);
+  }
+
   async requestSubmissionAbort(id: string, now = nowIso()): Promise<SubmissionRecord> {
     const record = this.require(id);
     if (!SETTLED_SUBMISSION_STATUSES.has(record.status) && record.abortRequestedAt === undefined) {

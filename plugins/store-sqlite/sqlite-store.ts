@@ -555,6 +555,10 @@ export class SqliteStore implements Store {
     return this.guard(() => this.committed(this.submissions!.link(id, operationId)));
   }
 
+  async joinSubmission(id: string, intoId: string): Promise<SubmissionRecord> {
+    return this.guard(() => this.committed(this.submissions!.join(id, intoId)));
+  }
+
   async requestSubmissionAbort(id: string, now = nowIso()): Promise<SubmissionRecord> {
     return this.guard(() => this.committed(this.submissions!.requestAbort(id, now)));
   }

@@ -27,6 +27,7 @@ interface SubmissionRow {
   attempts: number;
   first_started_at: string | null;
   operation_id: string | null;
+  joined_into: string | null;
   abort_requested_at: string | null;
   result: string | null;
   error: string | null;
@@ -36,7 +37,7 @@ interface SubmissionRow {
 }
 
 const COLUMNS = `s.seq, s.id, s.dispatch_id, t.id AS thread_id, s.agent_id, s.instance_id, s.status, s.message, s.attempts, s.first_started_at,
-  s.operation_id, s.abort_requested_at, s.result, s.error, s.accepted_at, s.updated_at, s.settled_at`;
+  s.operation_id, s.joined_into, s.abort_requested_at, s.result, s.error, s.accepted_at, s.updated_at, s.settled_at`;
 const FROM = 'submissions s JOIN threads t ON t.seq = s.thread_seq';
 
 function toRecord(row: SubmissionRow): SubmissionRecord {
@@ -55,6 +56,7 @@ function toRecord(row: SubmissionRow): SubmissionRecord {
   };
   if (row.first_started_at !== null) record.firstStartedAt = row.first_started_at;
   if (row.operation_id !== null) record.operationId = row.operation_id;
+  if (row.joined_into !== null) record.joinedInto = row.joined_into;
   if (row.abort_requested_at !== null) record.abortRequestedAt = row.abort_requested_at;
   if (row.result !== null) record.result = JSON.parse(row.result) as SubmissionRecord['result'];
   if (row.error !== null) record.error = JSON.parse(row.error) as SubmissionRecord['error'];
@@ -86,6 +88,9 @@ function prepare(db: Database.Database) {
     ),
     link: db.prepare<{ id: string; operationId: string; now: string }>(
       "UPDATE submissions SET operation_id = @operationId, updated_at = @now WHERE id = @id AND status = 'running'",
+    ),
+    join: db.prepare<{ id: string; intoId: string; now: string }>(
+      "UPDATE submissions SET status = 'joined', joined_into = @intoId, updated_at = @now WHERE id = @id AND status = 'queued'",
     ),
     abort: db.prepare<{ id: string; now: string }>(
       `UPDATE submissions SET abort_requested_at = @now, updated_at = @now
@@ -178,6 +183,16 @@ export class SqliteSubmissions {
       if (this.s.link.run({ id, operationId, now: nowIso() }).changes === 0) {
         const record = this.require(id);
         throw new HookgateError('STORE_CONFLICT', `Submission ${id} is ${record.status}, not running: no operation can be linked to it`);
+      }
+      return this.require(id);
+    }).immediate();
+  }
+
+  join(id: string, intoId: string): SubmissionRecord {
+    return this.db.transaction(() => {
+      if (this.s.join.run({ id, intoId, now: nowIso() }).changes === 0) {
+        const record = this.require(id);
+        throw new HookgateError('STORE_CONFLICT', `Submission ${id} is ${record.status}; only a queued submission joins another`, { details: { submissionId: id, status: record.status } });
       }
       return this.require(id);
     }).immediate();

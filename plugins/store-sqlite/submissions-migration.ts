@@ -24,6 +24,7 @@ export const SUBMISSIONS_MIGRATION: Migration = Object.freeze({
       attempts INTEGER NOT NULL DEFAULT 0,
       first_started_at TEXT,
       operation_id TEXT,
+      joined_into TEXT,
       abort_requested_at TEXT,
       result TEXT,
       error TEXT,

@@ -108,6 +108,18 @@ export function describeSubmissionsContract(current: () => Store): void {
       await rejectsCode(store.linkSubmissionOperation('sub_1', 'op_9'), 'STORE_CONFLICT');
     });
 
+    it('a queued submission joins another: joined with joinedInto, never begins an attempt, settles once', async () => {
+      await store.admitSubmission(admission(1));
+      await store.admitSubmission(admission(2));
+      await store.beginSubmissionAttempt('sub_1');
+      const joined = await store.joinSubmission('sub_2', 'sub_1');
+      assert.deepEqual([joined.status, joined.joinedInto], ['joined', 'sub_1']);
+      await rejectsCode(store.beginSubmissionAttempt('sub_2'), 'STORE_CONFLICT');
+      await rejectsCode(store.joinSubmission('sub_1', 'sub_2'), 'STORE_CONFLICT');
+      assert.deepEqual((await store.listSubmissions({ statuses: ['joined'] })).map((s) => s.id), ['sub_2']);
+      assert.equal((await store.settleSubmission('sub_2', { status: 'completed', result: { text: 'coalesced' } })).submission.joinedInto, 'sub_1');
+    });
+
     it('an abort request is stamped once on an unsettled submission and never on a settled one', async () => {
       await store.admitSubmission(admission(1));
       const stamped = await store.requestSubmissionAbort('sub_1', '2026-01-01T00:01:00.000Z');
