@@ -129,6 +129,36 @@ describe('agent-api: recovery at start()', function () {
     assert.equal((await settled('sub_1')).status, 'aborted');
   });
 
+  it('a joined submission whose host settled before the crash takes the host outcome at recovery', async () => {
+    await leftByAnotherProcess(async (store) => {
+      await admitted(store, 1);
+      await admitted(store, 2);
+      await store.beginSubmissionAttempt('sub_1');
+      await store.joinSubmission('sub_2', 'sub_1');
+      await store.settleSubmission('sub_1', { status: 'completed', result: { text: 'coalesced' } });
+    });
+    runtime = await startHere();
+    const joined = await settled('sub_2');
+    assert.deepEqual([joined.status, joined.result?.text, joined.joinedInto], ['completed', 'coalesced', 'sub_1']);
+  });
+
+  it('a crash between the join commit and the joined mark: recovery finds the stored message and does not run the delivery again', async () => {
+    await leftByAnotherProcess(async (store) => {
+      await admitted(store, 1);
+      await admitted(store, 2);
+      await store.beginSubmissionAttempt('sub_1');
+      const state = { stepIndex: 1, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 }, pendingToolCalls: [], approvedToolCallIds: [], modelTurns: 1, compactions: 0, lastText: 'host answer' };
+      await store.createOperation({ id: 'op_host', agentId: 'Quick', threadId: agentThreadId('Quick', 'left'), agent: {}, context: {}, state }, [{ role: 'user', content: 'm1' }, { id: 'join_sub_2', role: 'user', content: 'm2' }, { role: 'assistant', content: 'host answer' }], []);
+      await store.commitStep('op_host', { status: 'done', reason: 'done', state });
+      await store.linkSubmissionOperation('sub_1', 'op_host');
+    });
+    runtime = await startHere();
+    const [host, joined] = [await settled('sub_1'), await settled('sub_2')];
+    assert.deepEqual([host.status, host.result?.text], ['completed', 'host answer']);
+    assert.deepEqual([joined.status, joined.result?.text, joined.joinedInto, joined.attempts], ['completed', 'host answer', 'sub_1', 0]);
+    assert.equal((await runtime.kernel.store.listThreadOperations(agentThreadId('Quick', 'left'))).length, 1, 'the joined delivery did not run again');
+  });
+
   it('stop() with a send parked for approval: the send rejects, the submission stays running and settles once approved after a restart', async () => {
     runtime = await startHere();
     const pending = init(Careful, { id: 'c-1' }).dispatch('go').then(() => 'resolved', (e: unknown) => (e as { code?: string }).code);
