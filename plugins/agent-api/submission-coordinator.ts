@@ -1,11 +1,10 @@
 import { errorMessage, HookgateError, isHookgateError } from '../../kernel/errors.js';
 import type { HookDispatcher } from '../../kernel/hooks/hook-dispatcher.js';
-import type { AgentHook } from '../../kernel/hooks/hook-types.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { OperationHandle } from '../../kernel/operation-handle.js';
 import type { Operations } from '../../kernel/operations.js';
 import type { OperationEvent } from '../../kernel/runtime/operation-events.js';
-import { TERMINAL_STATUSES, UNFINISHED_STATUSES, type OperationRecord, type Store } from '../../kernel/store.js';
+import { TERMINAL_STATUSES, type OperationRecord, type Store } from '../../kernel/store.js';
 import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
 import type { AgentDirectory } from './agent-directory.js';
 import { AgentRuntimeNotStartedError } from './agent-errors.js';
@@ -13,6 +12,7 @@ import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.
 import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 import { validateAgentStatics } from './agent-identity.js';
 import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
+import { deadlineHook, operationOfSubmission, untilEnd, waitForThreadIdle } from './submission-operation.js';
 import { settlementOfHost, SubmissionJoins, type LiveHost } from './submission-joining.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
@@ -195,7 +195,7 @@ export class SubmissionCoordinator {
     } catch (err) {
       return void (await this.settle(submission, { status: 'failed', error: errorOf(err) }));
     }
-    let operation = await this.operationOf(submission);
+    let operation = await operationOfSubmission(this.deps.store, submission);
     if (operation && TERMINAL_STATUSES.has(operation.status)) return this.settleFrom(submission, operation, durability.timeoutMs);
     // Checked before recovery work and before every attempt: an abort asked for, the deadline, the attempt budget.
     if (submission.abortRequestedAt !== undefined || this.intents.get(submission.id) === 'abort') {
@@ -216,7 +216,7 @@ export class SubmissionCoordinator {
     let final: OperationRecord | undefined;
     this.liveHosts.set(submission.threadId, { submissionId: submission.id, operationId: handle.operationId });
     try {
-      final = await this.untilEnd(handle);
+      final = await untilEnd(handle, this.draining);
     } catch (err) {
       if (!isHookgateError(err, 'KERNEL_STOPPED') && !isHookgateError(err, 'KERNEL_NOT_STARTED')) throw err;
     } finally {
@@ -232,16 +232,6 @@ export class SubmissionCoordinator {
     await this.settleFrom(latest, final, durability.timeoutMs);
   }
 
-  /** The operation's end; undefined when a drain began while it is parked (nobody would decide it before the stop). */
-  private async untilEnd(handle: OperationHandle): Promise<OperationRecord | undefined> {
-    const completed = handle.completed();
-    completed.catch(() => undefined);
-    const first = await Promise.race([completed, this.draining]);
-    if (first) return first;
-    const settled = await handle.settled();
-    return TERMINAL_STATUSES.has(settled.status) ? settled : undefined;
-  }
-
   /** A fresh attempt: the attempt counted, then the operation started on the instance thread and linked. */
   private async start(submission: SubmissionRecord, timeoutMs: number): Promise<OperationHandle | undefined> {
     const begun = await this.deps.store.beginSubmissionAttempt(submission.id);
@@ -254,12 +244,12 @@ export class SubmissionCoordinator {
           agentId: submission.agentId,
           prompt: renderDeliveredMessage(parseDeliveredMessage(submission.message)),
           context: { [SUBMISSION_CONTEXT_KEY]: submission.id },
-          hooks: [this.deadlineHook(begun, timeoutMs)],
+          hooks: [deadlineHook(begun, timeoutMs, (operationId) => this.pastDeadline(submission.id, operationId))],
         });
       } catch (err) {
         if (isHookgateError(err, 'THREAD_BUSY')) {
           // Another operation runs on the instance (started outside the agent API): this one waits its turn.
-          await this.waitForThread(submission.threadId);
+          await waitForThreadIdle(this.deps.store, this.deps.operations, submission.threadId);
           continue;
         }
         if (isHookgateError(err, 'KERNEL_STOPPED')) return undefined;
@@ -281,7 +271,7 @@ export class SubmissionCoordinator {
    * human or a deferred result) is only waited for.
    */
   private async resume(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<OperationHandle | undefined> {
-    this.deps.hooks.register(operation.id, [this.deadlineHook(submission, timeoutMs)]);
+    this.deps.hooks.register(operation.id, [deadlineHook(submission, timeoutMs, (operationId) => this.pastDeadline(submission.id, operationId))]);
     // A parked operation goes on when its decision or result comes (which launches its loop): it is only waited
     // for. Resuming it too would race that decision (two copies of it in this process, the tool run twice).
     if (operation.status !== 'running') return parkedHandle(this.deps.operations, operation.id);
@@ -304,31 +294,11 @@ export class SubmissionCoordinator {
     }
   }
 
-  /** The submission's operation: the linked one, else (a crash between start and link) the thread's operation carrying its id. */
-  private async operationOf(submission: SubmissionRecord): Promise<OperationRecord | undefined> {
-    if (submission.operationId !== undefined) return this.deps.store.getOperation(submission.operationId);
-    if (submission.status !== 'running') return undefined;
-    const ops = await this.deps.store.listThreadOperations(submission.threadId);
-    const found = ops.reverse().find((op) => op.context[SUBMISSION_CONTEXT_KEY] === submission.id);
-    if (found) await this.deps.store.linkSubmissionOperation(submission.id, found.id);
-    return found;
-  }
-
-  /**
-   * Checks the deadline before every model turn of the submission's operation (not before the tool calls of
-   * the turn in flight); past it, the operation is aborted and the submission fails.
-   */
-  private deadlineHook(submission: SubmissionRecord, timeoutMs: number): AgentHook {
-    const started = Date.parse(submission.firstStartedAt ?? new Date().toISOString());
-    return {
-      id: 'agent-api:deadline',
-      type: 'beforeStep',
-      handler: (event) => {
-        if (event.stepType !== 'call_llm' || Date.now() <= started + timeoutMs || this.intents.has(submission.id)) return;
-        this.intents.set(submission.id, 'timeout');
-        void this.abortOperation(event.operationId);
-      },
-    };
+  /** The deadline hook saw a model turn past the deadline: the operation is aborted, and the submission will fail with a timeout. */
+  private pastDeadline(submissionId: string, operationId: string): void {
+    if (this.intents.has(submissionId)) return;
+    this.intents.set(submissionId, 'timeout');
+    void this.abortOperation(operationId);
   }
 
   private async settleFrom(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<void> {
@@ -362,12 +332,5 @@ export class SubmissionCoordinator {
     } catch (err) {
       if (!isHookgateError(err, 'KERNEL_STOPPED')) this.deps.logger.warn('could not abort a submission operation', { operationId, error: errorMessage(err) });
     }
-  }
-
-  /** Waits until the thread's unfinished operation (not ours) is over. */
-  private async waitForThread(threadId: string): Promise<void> {
-    const ops = await this.deps.store.listThreadOperations(threadId);
-    const busy = ops.find((op) => UNFINISHED_STATUSES.has(op.status));
-    if (busy) await this.deps.operations.wait(busy.id, 'terminal');
   }
 }
