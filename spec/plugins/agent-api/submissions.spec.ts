@@ -120,6 +120,36 @@ describe('agent-api: submissions and init() handles', function () {
     assert.ok(record?.abortRequestedAt, 'the abort request is stored');
   });
 
+  it('aborting a send queued behind another settles it aborted without running it', async () => {
+    const handle = init(Slow, { id: 's-4' });
+    const first = handle.dispatch('first');
+    const controller = new AbortController();
+    const second = handle.dispatch('second', { signal: controller.signal }).then(() => assert.fail('resolved'), (e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    const err = await second;
+    assert.ok(err instanceof AgentRunError);
+    assert.equal(err.outcome, 'aborted');
+    assert.equal((await first).text, 'slow answer');
+    const record = await runtime.kernel.store.getSubmission(err.submissionId);
+    assert.deepEqual([record?.status, record?.attempts, record?.operationId], ['aborted', 0, undefined]);
+  });
+
+  it('many concurrent sends, to one instance and to many: every admitted one settles exactly once', async () => {
+    const receipts = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => dispatch(Echo, { id: 'crowd', message: `m${i}` })),
+      ...Array.from({ length: 20 }, (_, i) => dispatch(Echo, { id: `solo-${i}`, message: 'hi' })),
+    ]);
+    assert.equal(new Set(receipts.map((r) => r.submissionId)).size, 40);
+    const final = await Promise.all(receipts.map((r) => settled(r.submissionId)));
+    // Echo's script has three turns: the crowd's first three complete, the rest fail (no turn left); none is lost or run twice.
+    assert.deepEqual([final.filter((f) => f.status === 'completed').length, final.filter((f) => f.status === 'failed').length], [23, 17]);
+    assert.ok(final.every((f) => f.attempts === 1));
+    const crowd = await runtime.kernel.store.listThreadOperations(agentThreadId('Echo', 'crowd'));
+    const joined = final.filter((f) => f.joinedInto !== undefined).length;
+    assert.equal(crowd.length + joined, 20, 'each crowd send ran once, as its own operation or joined into one');
+  });
+
   it('an already-aborted signal rejects at once with its reason and admits nothing', async () => {
     const controller = new AbortController();
     const reason = new Error('never mind');
