@@ -27,6 +27,8 @@ export interface MemoryThreadAccess {
 export class MemorySubmissions implements SubmissionStore {
   private readonly byId = new Map<string, SubmissionRecord>();
   private readonly byDispatchId = new Map<string, string>();
+  /** Each thread's submissions in admission order (a thread's next one is found without reading the others'). */
+  private readonly byThread = new Map<string, SubmissionRecord[]>();
   private seq = 0;
 
   constructor(private readonly threads: MemoryThreadAccess, private readonly assertOpen: () => void) {}
@@ -62,6 +64,9 @@ export class MemorySubmissions implements SubmissionStore {
     };
     this.byId.set(record.id, record);
     this.byDispatchId.set(record.dispatchId, record.id);
+    const list = this.byThread.get(record.threadId);
+    if (list) list.push(record);
+    else this.byThread.set(record.threadId, [record]);
     return { outcome: 'admitted', submission: copy(record), thread: copy(thread), created: found === undefined };
   }
 
@@ -75,8 +80,8 @@ export class MemorySubmissions implements SubmissionStore {
     this.assertOpen();
     const statuses = filter.statuses && new Set(filter.statuses);
     const out: SubmissionRecord[] = [];
-    for (const record of this.byId.values()) {
-      if (filter.threadId !== undefined && record.threadId !== filter.threadId) continue;
+    const candidates = filter.threadId === undefined ? this.byId.values() : (this.byThread.get(filter.threadId) ?? []);
+    for (const record of candidates) {
       if (statuses && !statuses.has(record.status)) continue;
       out.push(copy(record));
       if (filter.limit !== undefined && out.length >= filter.limit) break;
@@ -136,20 +141,18 @@ export class MemorySubmissions implements SubmissionStore {
 
   /** Forgets the submissions of a thread that was pruned. */
   dropThread(threadId: string): number {
-    let dropped = 0;
-    for (const [id, record] of this.byId) {
-      if (record.threadId !== threadId) continue;
-      this.byId.delete(id);
+    const list = this.byThread.get(threadId) ?? [];
+    for (const record of list) {
+      this.byId.delete(record.id);
       this.byDispatchId.delete(record.dispatchId);
-      dropped++;
     }
-    return dropped;
+    this.byThread.delete(threadId);
+    return list.length;
   }
 
   /** Whether a thread has a submission that is not settled (a thread with one is never pruned). */
   hasUnsettled(threadId: string): boolean {
-    for (const record of this.byId.values()) if (record.threadId === threadId && !SETTLED_SUBMISSION_STATUSES.has(record.status)) return true;
-    return false;
+    return (this.byThread.get(threadId) ?? []).some((record) => !SETTLED_SUBMISSION_STATUSES.has(record.status));
   }
 
   private require(id: string): SubmissionRecord {

@@ -3,6 +3,7 @@ import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
 import type { NewThread, ThreadRecord } from '../../kernel/store.js';
 import {
+  SETTLED_SUBMISSION_STATUSES,
   conflictingDispatch,
   notStartable,
   refuseByCondition,
@@ -39,6 +40,9 @@ interface SubmissionRow {
 const COLUMNS = `s.seq, s.id, s.dispatch_id, t.id AS thread_id, s.agent_id, s.instance_id, s.status, s.message, s.attempts, s.first_started_at,
   s.operation_id, s.joined_into, s.abort_requested_at, s.result, s.error, s.accepted_at, s.updated_at, s.settled_at`;
 const FROM = 'submissions s JOIN threads t ON t.seq = s.thread_seq';
+const STATUSES: ReadonlySet<string> = new Set(['queued', 'running', 'joined', 'completed', 'failed', 'aborted']);
+/** Exactly the condition of the partial index `submissions_unsettled` (schema 8). */
+const UNSETTLED_SQL = "('queued', 'running', 'joined')";
 
 function toRecord(row: SubmissionRow): SubmissionRecord {
   const record: SubmissionRecord = {
@@ -110,6 +114,8 @@ function prepare(db: Database.Database) {
  */
 export class SqliteSubmissions {
   private readonly s: Statements;
+  /** `list` statements by filter shape (a handful: the SQL varies only with which filters are set). */
+  private readonly listStatements = new Map<string, Database.Statement>();
   private readonly admitTx: Database.Transaction<(admission: SubmissionAdmission) => SubmissionAdmissionResult>;
 
   constructor(private readonly db: Database.Database, threads: SqliteThreadAccess) {
@@ -158,17 +164,25 @@ export class SqliteSubmissions {
     const where: string[] = [];
     const params: Record<string, unknown> = {};
     if (filter.threadId !== undefined) {
-      where.push('t.id = @threadId');
+      // By the thread's seq (one look-up), so the submissions are read through their (thread_seq, seq) indexes.
+      where.push('s.thread_seq = (SELECT seq FROM threads WHERE id = @threadId)');
       params.threadId = filter.threadId;
     }
     if (filter.statuses !== undefined) {
-      const names = filter.statuses.map((_, i) => `@status${i}`);
-      filter.statuses.forEach((status, i) => (params[`status${i}`] = status));
-      where.push(names.length === 0 ? '0' : `s.status IN (${names.join(', ')})`);
+      // Literals from the closed list of statuses (never the caller's text), so SQLite can see that a filter on
+      // unsettled statuses implies the partial index's condition and reads only the unsettled rows.
+      const statuses = [...new Set(filter.statuses)].filter((status) => STATUSES.has(status));
+      where.push(statuses.length === 0 ? '0' : `s.status IN (${statuses.map((status) => `'${status}'`).join(', ')})`);
+      if (statuses.length > 0 && statuses.every((status) => !SETTLED_SUBMISSION_STATUSES.has(status))) where.push(`s.status IN ${UNSETTLED_SQL}`);
     }
     const limit = filter.limit === undefined || !Number.isFinite(filter.limit) ? -1 : Math.max(0, Math.floor(filter.limit));
     const sql = `SELECT ${COLUMNS} FROM ${FROM}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY s.seq LIMIT ${limit}`;
-    return (this.db.prepare(sql).all(params) as SubmissionRow[]).map(toRecord);
+    let statement = this.listStatements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.listStatements.set(sql, statement);
+    }
+    return (statement.all(params) as SubmissionRow[]).map(toRecord);
   }
 
   begin(id: string, now: string): SubmissionRecord {

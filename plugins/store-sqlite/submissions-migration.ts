@@ -5,7 +5,8 @@ import type { Migration } from './migrations.js';
  * instance's thread (`thread_seq`: the pruner removes a thread's submissions
  * with it, and keeps a thread that has an unsettled one). `dispatch_id` is
  * unique, so admitting one delivery twice finds the first row. Unsettled rows
- * have a partial index of their own: recovery at start lists them without
+ * have a partial index of their own (by thread, in admission order): the
+ * next submission of an instance and recovery at start are found without
  * reading the settled history.
  */
 export const SUBMISSIONS_MIGRATION: Migration = Object.freeze({
@@ -33,6 +34,6 @@ export const SUBMISSIONS_MIGRATION: Migration = Object.freeze({
       settled_at TEXT
     );
     CREATE INDEX submissions_by_thread ON submissions (thread_seq, seq);
-    CREATE INDEX submissions_unsettled ON submissions (seq) WHERE status IN ('queued', 'running', 'joined');
+    CREATE INDEX submissions_unsettled ON submissions (thread_seq, seq) WHERE status IN ('queued', 'running', 'joined');
   `,
 });
