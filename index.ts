@@ -48,6 +48,66 @@ export type {
   /** What an MCP tool's `run` gets besides the arguments: `signal`, `toolCallId`. */
   McpToolRunContext,
 } from './plugins/mcp/index.js';
+// Document 001's agent API: start a runtime, address instances, send messages (plugins/agent-api/).
+export { start, type StartOptions, type StartDatabase, type AgentRuntimeHandle } from './plugins/agent-api/start.js';
+export { dispatch, type AgentDispatchRequest, type DispatchReceipt } from './plugins/agent-api/dispatch.js';
+export { init, type InitOptions, type AgentInstanceHandle, type AgentHandleDispatchRequest, type AgentDispatchOptions } from './plugins/agent-api/init.js';
+export { getAgentInstance, type AgentInstanceInfo } from './plugins/agent-api/get-agent-instance.js';
+export type { AgentReply } from './plugins/agent-api/agent-reply.js';
+export {
+  MAX_ATTACHMENT_BASE64_CHARS,
+  parseDeliveredMessage,
+  renderDeliveredMessage,
+  type DeliveredMessage,
+  type DeliveredMessageInput,
+  type DeliveredAttachment,
+  type DeliveredUserMessage,
+  type DeliveredSignal,
+} from './plugins/agent-api/delivered-message.js';
+export {
+  AGENT_IDENTITY_PATTERN,
+  AGENT_FUNCTION_SOURCE_ID,
+  DEFAULT_DURABILITY,
+  type Agent,
+  type AgentFunction,
+  type AgentProps,
+  type AgentStatics,
+  type DurabilityConfig,
+  type StartAgentEntry,
+} from './plugins/agent-api/agent.js';
+export { useModel, type ModelChoice, type ModelBlock } from './plugins/agent-api/use-model.js';
+export { useTool } from './plugins/agent-api/use-tool.js';
+export { useInstruction } from './plugins/agent-api/use-instruction.js';
+export { usePersistentState, type StateSetter } from './plugins/agent-api/use-persistent-state.js';
+export { useInitialData } from './plugins/agent-api/use-initial-data.js';
+export {
+  useAgentStart,
+  useAgentFinish,
+  useResponseStart,
+  useResponseFinish,
+  type AgentAppendMessage,
+  type AgentResponseToolCall,
+  type AgentStartContext,
+  type AgentFinishContext,
+  type ResponseStartContext,
+  type ResponseFinishContext,
+} from './plugins/agent-api/use-agent-events.js';
+export { defineTool, type ToolContext, type ToolOptions, type AgentTool } from './plugins/agent-api/define-tool.js';
+export { AgentDirectory } from './plugins/agent-api/agent-directory.js';
+export {
+  AgentApiError,
+  InvalidRequestError,
+  AgentInstanceNotFoundError,
+  AgentInstanceExistsError,
+  AgentRenderError,
+  ToolNameConflictError,
+  AgentRunError,
+  SubmissionRetryExhaustedError,
+  SubmissionTimeoutError,
+  AgentNotRegisteredError,
+  AgentRuntimeNotStartedError,
+  AgentRuntimeRunningError,
+} from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';
 

@@ -70,6 +70,9 @@ export const ERROR_CATALOG = {
   MCP_TOOL_ERROR: { category: 'third_party', summary: 'an MCP tool answered with isError: its flattened content is the error the model sees' },
   MCP_OUTPUT_INVALID: { category: 'third_party', summary: "an MCP tool's structured content is missing or does not match the output schema it declared" },
   MCP_CALL_FAILED: { category: 'third_party', summary: 'an MCP tool call did not complete: it timed out, the connection to the server broke, or the server answered with a protocol error' },
+  AGENT_NOT_REGISTERED: { category: 'user', summary: 'dispatch / init / getAgentInstance was given a function that is not one of the agents start({ agents }) registered' },
+  AGENT_RUNTIME_NOT_STARTED: { category: 'user', summary: 'the agent API was used before start() configured a runtime in this process (or after stop())' },
+  AGENT_RUNTIME_RUNNING: { category: 'user', summary: 'start() was called while this process already has an agent runtime (one per process; stop it first)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },

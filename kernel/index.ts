@@ -31,6 +31,8 @@ export type { ExecAgentOptions, HumanDecision } from './runtime/agent-runtime.js
 export { OperationEvents, type OperationEvent, type OperationEventOf } from './runtime/operation-events.js';
 export type * from './store.js';
 export { TERMINAL_STATUSES } from './store.js';
+export type * from './submissions.js';
+export { SETTLED_SUBMISSION_STATUSES } from './submissions.js';
 export type { RetentionLimits, RetentionPolicy, PruneOptions, PruneCounts } from './retention.js';
 export { emptyPruneCounts, isExpired, limitsFor, prunesAnything } from './retention.js';
 export type * from './model.js';

@@ -105,6 +105,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
       resume: (id, o) => this.resume(id, o),
       abort: (id) => this.abort(id),
       completeToolCall: (id, callId, result) => this.completeToolCall(id, callId, result),
+      deliverAtNextTurn: (id, message) => this.deliverAtNextTurn(id, message),
       wait: (id, until) => this.waitForOperation(id, until),
     } satisfies OperationsContract);
   }
@@ -290,6 +291,17 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
   async resume(operationId: string, options: { force?: boolean } = {}): Promise<OperationHandle> {
     const { runtime } = this.requireAccepting();
     return this.track(async () => (await runtime.resume(operationId, options), operationId), operationId);
+  }
+
+  /**
+   * Joins a user message to an operation this process runs, at its next
+   * model turn: the model sees it then and that step's commit stores it under
+   * `message.id`. Resolves true once stored; false when no loop of the
+   * operation runs here, or when the loop ends (finishes, parks, stops) first.
+   */
+  deliverAtNextTurn(operationId: string, message: { id: string; content: string }): Promise<boolean> {
+    if (this.stopping || !this.runtime) return Promise.resolve(false);
+    return this.runtime.deliverAtNextTurn(operationId, message);
   }
 
   waitForOperation(operationId: string, until: 'settled' | 'terminal' = 'terminal'): Promise<OperationRecord> {

@@ -31,6 +31,12 @@ export interface Operations {
   abort(operationId: string): Promise<void>;
   /** Publishes a deferred tool call's result once; duplicates resolve `{ published: false }`. */
   completeToolCall(operationId: string, toolCallId: string, result: ToolResult | string): Promise<{ published: boolean }>;
+  /**
+   * Joins a user message to a running operation at its next model turn (its
+   * commit stores it under `message.id`): true once stored, false when the
+   * operation is not running here or its loop ends first.
+   */
+  deliverAtNextTurn(operationId: string, message: { id: string; content: string }): Promise<boolean>;
   /** Resolves with the operation once it is terminal (or, with `settled`, parked too). */
   wait(operationId: string, until?: 'settled' | 'terminal'): Promise<OperationRecord>;
 }

@@ -24,6 +24,7 @@ import { publishDeferred } from './tool-result-publication.js';
 import { rebaseOnPublications, takePublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
+import { dropTurnDeliveries } from './turn-inbox.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
 export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
@@ -184,6 +185,18 @@ export class AgentRuntime {
     // A loop in this process finishes it itself; a parked operation, or one a stopped process left running, is
     // finished here, by compare-and-swap: if another process changed it meanwhile, nothing is written.
     if (!op.loopActive) await this.finish(op, 'interrupted', undefined, op.record.version);
+  }
+
+  /**
+   * Queues a user message to join the operation at its next model turn, in
+   * that step's commit (under `id`). Resolves true once that commit is
+   * stored; false at once when no loop of the operation runs in this
+   * process, or later when the loop ends first (finish, park, stop).
+   */
+  deliverAtNextTurn(operationId: string, message: { id: string; content: string }): Promise<boolean> {
+    const op = this.running.get(operationId);
+    if (this.stopping || !op?.loopActive || op.stale || op.finishing || TERMINAL.has(op.record.status)) return Promise.resolve(false);
+    return new Promise((resolve) => (op.inbox ??= []).push({ id: message.id, content: message.content, resolve }));
   }
 
   /** Resolves when the operation is parked or terminal (`settled`) or only when terminal. */
@@ -356,6 +369,7 @@ export class AgentRuntime {
         // A loop launched after this one parked (by a completion) keeps its own flag, and the lease.
         if (op.loopToken !== loop) return;
         op.loopActive = false;
+        dropTurnDeliveries(op);
         return this.driver.release(op.record.id).then(() => this.resumePublishedAfterPark(op));
       });
   }

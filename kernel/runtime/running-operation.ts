@@ -3,6 +3,7 @@ import type { AgentHook, ToolCallHookContext } from '../hooks/hook-types.js';
 import { buildToolCallHookContext, type ToolRunContext } from '../hooks/tool-call-context.js';
 import type { Message, ToolCall } from '../messages.js';
 import type { MessageRecord, OperationRecord } from '../store.js';
+import type { TurnDelivery } from './turn-inbox.js';
 
 /** An operation loaded in this process: its persisted record plus what only lives in memory. */
 export interface RunningOperation {
@@ -41,6 +42,9 @@ export interface RunningOperation {
    * no longer kept; nothing more is written or dispatched from it.
    */
   stale?: boolean;
+  /** Messages to join at the next model turn (turn-inbox.ts), and those taken into a step not yet committed. */
+  inbox?: TurnDelivery[];
+  inboxTaken?: TurnDelivery[];
 }
 
 /** Orders active messages for the model: summaries first, then the rest by sequence. */

@@ -2,6 +2,7 @@ import { callAllowed, SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import type { StepExecutor } from './step-executor.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
+import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
 
 /**
  * `call_llm`: one model turn. Its answer and the calls it asks for go into
@@ -10,7 +11,14 @@ import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
  */
 export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const state = draft.state;
-  const response = await callModel(deps, op, 'turn', promptMessages(op), state.modelTurns);
+  // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
+  const joined = takeTurnDeliveries(op);
+  const prompt = joined.length === 0 ? promptMessages(op) : [...promptMessages(op), ...joined.map((d) => ({ role: 'user' as const, content: d.content }))];
+  const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
+  if (joined.length > 0) {
+    draft.commit.messages.push(...joined.map((d) => ({ id: d.id, role: 'user' as const, content: d.content })));
+    draft.effects = () => (confirmTurnDeliveries(op, joined), Promise.resolve());
+  }
   draft.usage = usageOf(op, response);
   const toolCalls = admitToolCalls(deps, op.agent, response.toolCalls);
   state.modelTurns += 1;

@@ -95,3 +95,29 @@ export class SubmissionTimeoutError extends AgentApiError {
     this.name = 'SubmissionTimeoutError';
   }
 }
+
+/** A function that is not one of the runtime's registered agents (dispatch, init, getAgentInstance): 400 `invalid_request`. */
+export class AgentNotRegisteredError extends AgentApiError {
+  constructor(name: string, registered: readonly string[]) {
+    super('AGENT_NOT_REGISTERED', 'invalid_request', 400, `the agent ${name} is not registered with this runtime; start({ agents }) registered: ${registered.join(', ') || 'none'}`, {
+      details: { agent: name, registered: [...registered] },
+    });
+    this.name = 'AgentNotRegisteredError';
+  }
+}
+
+/** The agent API used with no runtime configured in this process (before `start()` or after `stop()`): 503 `runtime_unavailable`. */
+export class AgentRuntimeNotStartedError extends AgentApiError {
+  constructor(what: string) {
+    super('AGENT_RUNTIME_NOT_STARTED', 'runtime_unavailable', 503, `${what} needs an agent runtime: call start({ agents }) first (from 'hookgate')`);
+    this.name = 'AgentRuntimeNotStartedError';
+  }
+}
+
+/** `start()` while this process already holds a runtime (one per process). */
+export class AgentRuntimeRunningError extends AgentApiError {
+  constructor() {
+    super('AGENT_RUNTIME_RUNNING', 'invalid_request', 400, 'this process already has an agent runtime: start() may be called once (stop() the first runtime before starting another)');
+    this.name = 'AgentRuntimeRunningError';
+  }
+}

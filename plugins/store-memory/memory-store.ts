@@ -6,6 +6,8 @@ import { newMessageRecord } from '../../kernel/message-record.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
 import { leaseWindow } from '../../kernel/lease-window.js';
 import { defaultThreadId, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../../kernel/store.js';
+import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
+import { MemorySubmissions } from './memory-submissions.js';
 import {
   decisionCutoff,
   DEFAULT_PRUNE_BATCH,
@@ -103,6 +105,18 @@ export class MemoryStore implements Store {
    * (the runtime starts many operations of the same agent).
    */
   private readonly agentCopies = new WeakMap<object, unknown>();
+  /** Document 001's submissions (memory-submissions.ts), over this store's threads. */
+  private readonly submissions = new MemorySubmissions(
+    {
+      get: (id) => this.threads.get(id)?.record,
+      create: (thread, now) => {
+        const stored = this.toStoredThread(thread, now);
+        this.threads.set(stored.record.id, stored);
+        return stored.record;
+      },
+    },
+    () => this.assertOpen(),
+  );
 
   /** Nothing to migrate; resolves at once. */
   async migrate(): Promise<void> {
@@ -155,6 +169,38 @@ export class MemoryStore implements Store {
     if (lease) this.leases.set(op.id, { owner: op.lease!.owner, expiresAt: lease.expiresAt });
     this.store(list, target, inserted);
     return copyOperation(record);
+  }
+
+  admitSubmission(admission: SubmissionAdmission): Promise<SubmissionAdmissionResult> {
+    return this.submissions.admitSubmission(admission);
+  }
+
+  getSubmission(id: string): Promise<SubmissionRecord | undefined> {
+    return this.submissions.getSubmission(id);
+  }
+
+  listSubmissions(filter?: SubmissionFilter): Promise<SubmissionRecord[]> {
+    return this.submissions.listSubmissions(filter);
+  }
+
+  beginSubmissionAttempt(id: string, now?: string): Promise<SubmissionRecord> {
+    return this.submissions.beginSubmissionAttempt(id, now);
+  }
+
+  linkSubmissionOperation(id: string, operationId: string): Promise<SubmissionRecord> {
+    return this.submissions.linkSubmissionOperation(id, operationId);
+  }
+
+  joinSubmission(id: string, intoId: string): Promise<SubmissionRecord> {
+    return this.submissions.joinSubmission(id, intoId);
+  }
+
+  requestSubmissionAbort(id: string, now?: string): Promise<SubmissionRecord> {
+    return this.submissions.requestSubmissionAbort(id, now);
+  }
+
+  settleSubmission(id: string, settlement: SubmissionSettlement): Promise<{ settled: boolean; submission: SubmissionRecord }> {
+    return this.submissions.settleSubmission(id, settlement);
   }
 
   /** STORE_CONFLICT when the id exists. */
@@ -441,6 +487,8 @@ export class MemoryStore implements Store {
 
   /** Whether the whole thread may go (kernel/retention.ts): finished, expired, nothing unfinished needs it. */
   private prunable(thread: StoredThread, policy: RetentionPolicy, beyondCount: ReadonlySet<string>, newest: string | undefined, waitedOn: ReadonlySet<string>, now: number): boolean {
+    // An admitted delivery that has not settled still needs its instance.
+    if (this.submissions.hasUnsettled(thread.record.id)) return false;
     if (thread.operationIds.length === 0) {
       const age = limitsFor(policy, thread.record.agentId).maxAgeMs;
       return age !== undefined && Date.parse(thread.record.updatedAt) < now - age;
@@ -476,6 +524,7 @@ export class MemoryStore implements Store {
       this.hooks.delete(id);
       this.leases.delete(id);
     }
+    this.submissions.dropThread(thread.record.id);
     this.threads.delete(thread.record.id);
   }
 

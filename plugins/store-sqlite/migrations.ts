@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../kernel/logger.js';
+import { SUBMISSIONS_MIGRATION } from './submissions-migration.js';
 
 /** One schema step. `version` counts up from 1 without gaps; a shipped migration never changes. */
 export interface Migration {
@@ -341,6 +342,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
       db.exec('VACUUM');
     },
   },
+  SUBMISSIONS_MIGRATION,
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

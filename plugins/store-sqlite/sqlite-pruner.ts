@@ -55,10 +55,16 @@ function prepare(db: Database.Database) {
     deleteHooks: db.prepare<[string]>('DELETE FROM hook_registrations WHERE operation_id = ?'),
     deleteOperation: db.prepare<[number]>('DELETE FROM operations WHERE seq = ?'),
     deleteThread: db.prepare<[number]>('DELETE FROM threads WHERE seq = ?'),
+    // Document 001: a thread with an admitted delivery that has not settled stays; its settled ones go with it.
+    unsettledSubmission: db.prepare<[number], number>(
+      "SELECT 1 FROM submissions WHERE thread_seq = ? AND status IN ('queued', 'running', 'joined') LIMIT 1",
+    ).pluck(),
+    deleteSubmissions: db.prepare<[number]>('DELETE FROM submissions WHERE thread_seq = ?'),
     maxThreadSeq: db.prepare<[], number | null>('SELECT MAX(seq) FROM threads').pluck(),
     emptyThreads: db.prepare<[number, number], { seq: number; agent_id: string; updated_at: string }>(
       `SELECT t.seq, t.agent_id, t.updated_at FROM threads t WHERE t.seq > ? AND t.seq <= ?
-       AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.thread_seq = t.seq)`,
+       AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.thread_seq = t.seq)
+       AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.thread_seq = t.seq AND s.status IN ('queued', 'running', 'joined'))`,
     ),
     // The subquery is not correlated: SQLite reads operations once into a temporary index (there is none on agent_seq).
     unusedAgentDefinitions: db.prepare(
@@ -183,6 +189,7 @@ export class SqlitePruner {
     for (const row of rows) {
       if (!TERMINAL_STATUSES.has(row.status) || judged.has(row.thread_seq)) continue;
       judged.add(row.thread_seq);
+      if (s.unsettledSubmission.get(row.thread_seq) !== undefined) continue;
       const ops = s.threadOperations.all(row.thread_seq);
       if (!this.prunable(s, policy, thresholds, ops, newest, now)) continue;
       this.removeThread(s, row.thread_seq, ops, dryRun, counts);
@@ -224,6 +231,7 @@ export class SqlitePruner {
       s.deleteOperation.run(op.seq);
     }
     if (dryRun) return;
+    s.deleteSubmissions.run(threadSeq);
     s.deleteThread.run(threadSeq);
     this.host.forget(ops.map((op) => op.id));
   }
@@ -242,7 +250,9 @@ export class SqlitePruner {
           const age = limitsFor(policy, t.agent_id).maxAgeMs;
           if (age === undefined || !(Date.parse(t.updated_at) < now - age)) continue;
           counts.threads += 1;
-          if (!dryRun) s.deleteThread.run(t.seq);
+          if (dryRun) continue;
+          s.deleteSubmissions.run(t.seq);
+          s.deleteThread.run(t.seq);
         }
         return true;
       }).immediate());

@@ -25,6 +25,8 @@ import type {
   UserRecord,
 } from '../../kernel/store.js';
 import { defaultThreadId } from '../../kernel/store.js';
+import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
+import { SqliteSubmissions } from './sqlite-submissions.js';
 import type { PruneCounts, PruneOptions, RetentionPolicy } from '../../kernel/retention.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { MessageIds } from './message-ids.js';
@@ -261,6 +263,9 @@ export class SqliteStore implements Store {
   private saveHooksTx?: Database.Transaction<(operationId: string, hooks: unknown[]) => void>;
   private recordDecisionTx?: Database.Transaction<(decision: DecisionRecord) => void>;
 
+  /** Document 001's submissions (sqlite-submissions.ts), on this connection. */
+  private submissions?: SqliteSubmissions;
+
   private checkpointer?: BackgroundCheckpointer;
   private readonly backgroundCheckpoints: boolean;
 
@@ -284,6 +289,7 @@ export class SqliteStore implements Store {
     } catch (err) {
       // Nothing half set up: no statements, no open connection.
       this.statements = undefined;
+      this.submissions = undefined;
       this.ids = undefined;
       db.close();
       throw translateSqliteError(err, this.path);
@@ -298,6 +304,13 @@ export class SqliteStore implements Store {
     const ids = new MessageIds(s.messageIdNamespace.get() ?? '(none)');
     this.statements = s;
     this.ids = ids;
+    this.submissions = new SqliteSubmissions(db, {
+      get: (id) => {
+        const row = s.getThread.get(id);
+        return row ? toThreadRecord(row) : undefined;
+      },
+      insert: (thread, now) => this.insertThread(s, thread, now),
+    });
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
       const agent = JSON.stringify(op.agent ?? null);
@@ -441,6 +454,7 @@ export class SqliteStore implements Store {
     const db = this.db;
     this.db = undefined;
     this.statements = undefined;
+    this.submissions = undefined;
     this.dynamicStatements.clear();
     this.seqs.clear();
     // The thread's connection closes first, so this last one checkpoints everything and removes the WAL.
@@ -521,6 +535,38 @@ export class SqliteStore implements Store {
   }
 
   /** STORE_CONFLICT when the id exists. */
+  async admitSubmission(admission: SubmissionAdmission): Promise<SubmissionAdmissionResult> {
+    return this.guard(() => this.committed(this.submissions!.admit(admission)));
+  }
+
+  async getSubmission(id: string): Promise<SubmissionRecord | undefined> {
+    return this.guard(() => this.submissions!.get(id));
+  }
+
+  async listSubmissions(filter?: SubmissionFilter): Promise<SubmissionRecord[]> {
+    return this.guard(() => this.submissions!.list(filter));
+  }
+
+  async beginSubmissionAttempt(id: string, now = nowIso()): Promise<SubmissionRecord> {
+    return this.guard(() => this.committed(this.submissions!.begin(id, now)));
+  }
+
+  async linkSubmissionOperation(id: string, operationId: string): Promise<SubmissionRecord> {
+    return this.guard(() => this.committed(this.submissions!.link(id, operationId)));
+  }
+
+  async joinSubmission(id: string, intoId: string): Promise<SubmissionRecord> {
+    return this.guard(() => this.committed(this.submissions!.join(id, intoId)));
+  }
+
+  async requestSubmissionAbort(id: string, now = nowIso()): Promise<SubmissionRecord> {
+    return this.guard(() => this.committed(this.submissions!.requestAbort(id, now)));
+  }
+
+  async settleSubmission(id: string, settlement: SubmissionSettlement): Promise<{ settled: boolean; submission: SubmissionRecord }> {
+    return this.guard(() => this.committed(this.submissions!.settle(id, settlement)));
+  }
+
   async createThread(thread: NewThread): Promise<ThreadRecord> {
     return this.guard((s) => {
       this.createThreadTx ??= this.db!.transaction((t: NewThread, now: string) => {

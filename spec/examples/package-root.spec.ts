@@ -58,6 +58,23 @@ describe('package root exports', function () {
     assert.equal(hookgate.Store.multi, false);
   });
 
+  it("document 001's agent API is exported from the root: start, dispatch, init, getAgentInstance and the typed errors with type and status", () => {
+    for (const name of ['start', 'dispatch', 'init', 'getAgentInstance', 'parseDeliveredMessage'] as const) assert.equal(typeof hookgate[name], 'function', name);
+    const errors: Array<[InstanceType<typeof hookgate.AgentApiError>, string, number]> = [
+      [new hookgate.InvalidRequestError('x'), 'invalid_request', 400],
+      [new hookgate.AgentInstanceNotFoundError('A', 'i', 'u'), 'agent_instance_not_found', 404],
+      [new hookgate.AgentInstanceExistsError('A', 'i', 'u'), 'agent_instance_exists', 409],
+      [new hookgate.AgentRunError('failed', 's', 'x'), 'agent_run_failed', 500],
+      [new hookgate.SubmissionRetryExhaustedError('s', 3), 'submission_retry_exhausted', 500],
+      [new hookgate.SubmissionTimeoutError('s', 10), 'submission_timeout', 500],
+      [new hookgate.AgentRuntimeNotStartedError('x'), 'runtime_unavailable', 503],
+    ];
+    for (const [err, type, status] of errors) {
+      assert.ok(err instanceof hookgate.HookgateError && err instanceof Error);
+      assert.deepEqual([err.type, err.status], [type, status], err.name);
+    }
+  });
+
   it('every name the root exports has TSDoc', () => {
     assert.deepEqual(undocumentedRootExports(), []);
   });

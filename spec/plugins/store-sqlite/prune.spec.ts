@@ -157,7 +157,7 @@ describe('store-sqlite prune', function () {
       const store = new SqliteStore({ path: file, logger, backgroundCheckpoints: false });
       await store.migrate();
       try {
-        assert.equal(LATEST_SCHEMA_VERSION, 7);
+        assert.equal(LATEST_SCHEMA_VERSION, 8);
         const a = (await store.getOperation('op-a'))!;
         assert.deepEqual([a.status, a.threadId, a.state.stepIndex, a.updatedAt], ['done', 'thread_op-a', 2, '2025-01-01T00:00:05.000Z']);
         assert.deepEqual((await store.listMessages('op-a')).map((m) => [m.id, m.seq, m.position]), [['m-1', 1, 1], ['m-2', 2, 2]]);
@@ -168,7 +168,7 @@ describe('store-sqlite prune', function () {
         await store.close();
       }
       const after = pages(file);
-      assert.deepEqual([after.version, after.autoVacuum, after.integrity], [7, AUTO_VACUUM_INCREMENTAL, 'ok']);
+      assert.deepEqual([after.version, after.autoVacuum, after.integrity], [LATEST_SCHEMA_VERSION, AUTO_VACUUM_INCREMENTAL, 'ok']);
     });
 
     it('prunes a migrated file and gives its space back; the parked operation stays', async () => {
@@ -203,7 +203,7 @@ describe('store-sqlite prune', function () {
       } finally {
         await store.close();
       }
-      assert.deepEqual([pages(file).version, pages(file).autoVacuum], [7, AUTO_VACUUM_INCREMENTAL]);
+      assert.deepEqual([pages(file).version, pages(file).autoVacuum], [LATEST_SCHEMA_VERSION, AUTO_VACUUM_INCREMENTAL]);
     });
   });
 });

@@ -1,0 +1,60 @@
+import { definePlugin, type Plugin } from '../../kernel/plugin.js';
+import { AgentSources, Hooks, Logger, Operations, Store } from '../../kernel/tokens.js';
+import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
+import { AgentDirectory } from './agent-directory.js';
+import { agentFunctionSource } from './agent-function-source.js';
+import { SubmissionCoordinator } from './submission-coordinator.js';
+
+/** What the agent-api plugin is built with: the runtime's agents and the source their operations run from. */
+export interface AgentApiPluginOptions {
+  directory: AgentDirectory;
+  /** Default `agent-functions` (the render engine's source). */
+  agentSource?: string;
+  /** Called from `ready` with the kernel's coordinator, once it recovered what a previous process left. */
+  onReady?: (coordinator: SubmissionCoordinator) => void;
+}
+
+interface AgentApiState {
+  coordinator?: SubmissionCoordinator;
+}
+
+/**
+ * Document 001 over the runtime core: binds the `AgentDirectory` and the
+ * agent-functions source (the render engine, `agent-function-source.ts`), and in
+ * `ready` (when `Operations`, `Hooks` and the store resolve) builds the
+ * submission coordinator and recovers the instances with unsettled
+ * submissions (running ones resumed, queued ones started). `stop` drains
+ * the coordinator (a send in flight settles or stays as stored).
+ */
+export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
+  return definePlugin({
+    id: 'agent-api',
+    description: 'document 001: agent instances, durable submissions, dispatch / init / getAgentInstance',
+    requires: [Store],
+    provides: [AgentDirectory, AgentSources],
+    state: (): AgentApiState => ({}),
+    register(ctx) {
+      ctx.bindValue(AgentDirectory, options.directory);
+      // The render engine: every registered agent function, rendered before each step of its submissions.
+      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store)));
+    },
+    async ready(ctx) {
+      const coordinator = new SubmissionCoordinator({
+        store: ctx.resolve(Store),
+        operations: ctx.resolve(Operations),
+        hooks: ctx.resolve(Hooks),
+        directory: options.directory,
+        agentSource: options.agentSource ?? AGENT_FUNCTION_SOURCE_ID,
+        logger: ctx.resolve(Logger),
+      });
+      ctx.state.coordinator = coordinator;
+      await coordinator.recover();
+      options.onReady?.(coordinator);
+    },
+    async stop(ctx) {
+      await ctx.state.coordinator?.drain();
+    },
+  });
+}
+
+export { SubmissionCoordinator } from './submission-coordinator.js';

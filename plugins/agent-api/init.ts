@@ -1,0 +1,94 @@
+import type { OperationEvent } from '../../kernel/runtime/operation-events.js';
+import type { Agent } from './agent.js';
+import { InvalidRequestError } from './agent-errors.js';
+import { replyOf, type AgentReply } from './agent-reply.js';
+import { checkInstanceId, checkUidCondition } from './admission.js';
+import { mintInstanceId } from './agent-thread-id.js';
+import type { DeliveredMessageInput } from './delivered-message.js';
+import { currentRuntime } from './start.js';
+import { runErrorOf } from './submission-settlement.js';
+
+/** What `init()` takes: the instance address and the first contact's condition. */
+export interface InitOptions {
+  /** The instance id; omitted: a fresh unique id (a throwaway instance). */
+  id?: string;
+  /** The condition of the handle's first send (as `dispatch()`'s `uid`); later sends continue the incarnation it contacted. */
+  uid?: string | null;
+}
+
+/** A handle send's payload: `dispatch()`'s request without the `id` / `uid` the handle owns. */
+export interface AgentHandleDispatchRequest {
+  message: DeliveredMessageInput;
+  initialData?: unknown;
+}
+
+/** How one awaited send is observed and cancelled. */
+export interface AgentDispatchOptions {
+  /** Every event of the submission's operation as the runtime emits it (model turns, tool calls, the finish). */
+  onEvent?: (event: OperationEvent) => void;
+  /** Firing it requests a durable abort; the send then rejects with the `aborted` settlement. Already aborted: rejects at once. */
+  signal?: AbortSignal;
+}
+
+/** The programmatic client of one agent instance: an address, not a resource. */
+export interface AgentInstanceHandle {
+  readonly id: string;
+  /**
+   * Delivers one message through the same queue as every other send and
+   * waits for its submission to settle: resolves the AgentReply of a
+   * completed one, rejects with AgentRunError (`outcome`, `cause`) for a
+   * failed or aborted one, and with the admission errors of `dispatch()`.
+   * A bare string is `{ message }`. The await is not durable: if the
+   * process dies, the admitted submission survives as the store keeps it.
+   */
+  dispatch(request: string | AgentHandleDispatchRequest, options?: AgentDispatchOptions): Promise<AgentReply>;
+}
+
+/**
+ * A handle on one agent instance (document 001 `init()`). Does no I/O and
+ * needs no runtime yet (the runtime is looked up at each send), so it is safe
+ * at module scope. Throws InvalidRequestError for a non-function agent, an
+ * empty or non-string `id`, or a bad `uid`.
+ */
+export function init(agent: Agent, options: InitOptions = {}): AgentInstanceHandle {
+  if (typeof agent !== 'function') throw new InvalidRequestError(`init(agent) needs an agent function (got ${agent === null ? 'null' : typeof agent})`, { field: 'agent' });
+  if (typeof options !== 'object' || options === null) throw new InvalidRequestError('init(agent, options) takes { id?, uid? }', { field: 'options' });
+  const id = options.id === undefined ? mintInstanceId() : checkInstanceId(options.id);
+  // The first contact's condition; once a send was admitted, the incarnation it reached.
+  let condition = checkUidCondition(options.uid);
+  return Object.freeze({
+    id,
+    async dispatch(request: string | AgentHandleDispatchRequest, sendOptions: AgentDispatchOptions = {}): Promise<AgentReply> {
+      const payload = payloadOf(request);
+      const signal = sendOptions.signal;
+      if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+      const runtime = currentRuntime('an init() handle send');
+      const admitted = await runtime.coordinator.admit(
+        { agent, id, message: payload.message, hasInitialData: 'initialData' in payload, initialData: payload.initialData, uid: condition },
+        sendOptions.onEvent,
+      );
+      if (admitted.uid !== undefined) condition = admitted.uid;
+      const submissionId = admitted.submission.id;
+      const onAbort = () => void runtime.coordinator.requestAbort(submissionId).catch(() => undefined);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const settled = await runtime.coordinator.settled(submissionId);
+        if (settled.status === 'completed') return replyOf(settled, admitted.uid);
+        throw runErrorOf(settled);
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+    },
+  });
+}
+
+function payloadOf(request: unknown): AgentHandleDispatchRequest {
+  if (typeof request === 'string') return { message: request };
+  if (typeof request !== 'object' || request === null || !('message' in request)) {
+    throw new InvalidRequestError('handle.dispatch() takes a message string or { message, initialData? }', { field: 'request' });
+  }
+  for (const key of ['id', 'uid']) {
+    if (key in request) throw new InvalidRequestError(`handle.dispatch() payloads cannot carry '${key}': pass it to init(agent, { id, uid })`, { field: `request.${key}` });
+  }
+  return request as AgentHandleDispatchRequest;
+}
