@@ -3,6 +3,7 @@ import { errorMessage, isHookgateError } from '../../kernel/errors.js';
 import { CliSession } from './cli-session.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion.js';
 import { EXIT, EXIT_CODE_TABLE, exitCodeFor } from './exit-codes.js';
+import { isAgentModule, runAgentModule } from './run-agent-module.js';
 import { resolveOperation } from './id-prefix.js';
 import { choiceList, choiceOption, portNumber, wholeNumber } from './option-values.js';
 import { packageVersion } from './package-version.js';
@@ -60,15 +61,22 @@ export function buildProgram(): Command {
   program
     .command('run')
     .description('run an agent file and print its timeline of steps, streamed text and tool calls as they happen')
-    .argument('<agent>', 'agent file (YAML)')
-    .argument('[prompt]', 'what to ask the agent (default: the agent description)')
+    .argument('<agent>', 'agent file (YAML), or an agent module (.js/.mjs) exporting agent functions')
+    .argument('[prompt]', 'what to ask the agent (default for an agent file: its description; an agent module needs one)')
     .option('--json', 'print NDJSON events instead of the timeline')
     .option('--user <id>', 'the user the run acts for (hook payloads carry it and their email)')
     .option('--thread <id>', 'continue this thread (show prints an operation\'s thread): the model sees its whole history first')
     .option('--hooks <module>', 'a JS module exporting a list of hooks (handlers and webhooks)')
     .option('--auto-approve', 'approve every approval request without asking')
     .option('--decide <list>', 'answers for successive approval requests, comma-separated: approve, reject, continue', choiceList(['approve', 'reject', 'continue']))
+    .option('--id <id>', 'agent module: the instance to send to (the same id continues its conversation; default a new one)')
+    .option('--agent <name>', 'agent module: which exported agent, when it exports several')
+    .option('--initial-data <json>', 'agent module: instance-creation data, for the send that creates the instance')
     .action(async (agent: string, prompt: string | undefined, opts) => {
+      if (isAgentModule(agent)) {
+        exitWith(await runAgentModule(session, agent, prompt, { json: opts.json, id: opts.id, agent: opts.agent, initialData: opts.initialData }));
+        return;
+      }
       const run = { json: opts.json, user: opts.user, thread: opts.thread, hooks: opts.hooks, autoApprove: opts.autoApprove, decide: opts.decide };
       exitWith(await session.withKernel((k) => runCommand(session, k, agent, prompt, run)));
     });
