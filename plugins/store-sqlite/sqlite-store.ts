@@ -43,7 +43,7 @@ import {
   type ThreadRow,
   toThreadRecord,
 } from './rows.js';
-import { OperationSeqs } from './operation-seqs.js';
+import { OperationSeqs, type LogTail } from './operation-seqs.js';
 import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
 import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
@@ -190,6 +190,17 @@ function prepareStatements(db: Database.Database) {
       `UPDATE operation_log SET content = ?, tool_result = ? WHERE key > ? AND key < ?
        AND entry = 'message' AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL`,
     ),
+    // A step (parameters 1-11, as insertStep) and the message after it with a generated id (12-20, as insertMessage
+    // without message_id): the step loop's usual commit in one statement.
+    insertStepAndMessage: db.prepare<[number, number, string, number, string, string, string, string, string, string | null, number | null,
+      number, number, string, number, string, string, string | null, string | null, string | null]>(
+      `INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary, state,
+         state_version, message_seq, message_id, role, content, tool_calls, tool_call_id, tool_result)
+       VALUES (?, ?, 'step', ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+         (?, ?, 'message', ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?, NULL, ?, ?, ?, ?, ?)`,
+    ),
+    // This connection's data version: it changes when another connection commits (see operation-seqs.ts, LogTail).
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     // state, state_version: both or neither (NULL); created_at is the commit time either way.
     insertStep: db.prepare<[number, number, string, number, string, string, string, string, string, string | null, number | null]>(
       `INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary, state, state_version)
@@ -346,20 +357,15 @@ export class SqliteStore implements Store {
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
       const state = JSON.stringify(commit.state);
-      let opSeq = this.seqs.get(operationId);
-      let probe = opSeq !== undefined ? s.logProbe.get(opSeq, operationId) : undefined;
-      if (!probe) {
-        // Not remembered, or a remembered seq that no longer names this operation: look it up.
-        opSeq = this.lookUpSeq(s, operationId);
-        probe = s.logProbe.get(opSeq, operationId)!;
-      }
-      const seq = opSeq!;
-      // Read inside this write transaction, so they stay right when other connections write too.
-      const [rowVersion, newestKey, newestStateVersion, newestMessageSeq, positionBase] = probe;
-      const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
-      assertVersion(operationId, version - 1, commit.expectedVersion);
-      let nextKey = (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1;
-      const entries = (commit.step ? 1 : 0) + (commit.messages?.length ?? 0);
+      // Read under the write lock: equal to the tail's, nobody else committed since this connection last read or wrote it.
+      const dataVersion = s.dataVersion.get()!;
+      const tail = this.seqs.tail(operationId, dataVersion) ?? this.probeTail(s, operationId, dataVersion);
+      const seq = this.seqs.get(operationId)!;
+      const version = tail.version + 1;
+      assertVersion(operationId, tail.version, commit.expectedVersion);
+      let nextKey = tail.nextKey;
+      const messages = commit.messages ?? [];
+      const entries = (commit.step ? 1 : 0) + messages.length;
       if (nextKey + entries > (seq + 1) * LOG_KEYS_PER_OPERATION) {
         throw new HookgateError('STORE_CONFLICT', `Operation ${operationId} is full: it holds the most steps and messages one operation can (${LOG_KEYS_PER_OPERATION - 1})`);
       }
@@ -370,13 +376,31 @@ export class SqliteStore implements Store {
         if (stateOnly) s.updateOperationState.run(state, version, now, seq);
         else s.updateOperation.run({ seq, state, version, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now });
       }
-      if (step) {
-        s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
-          JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
+      let records: MessageRecord[];
+      const only = messages.length === 1 ? messages[0]! : undefined;
+      if (step && only && only.id === undefined) {
+        // The step loop's usual commit: its step and one message with a generated id, one statement for both rows.
+        const key = nextKey;
+        try {
+          s.insertStepAndMessage.run(key, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
+            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null,
+            key + 1, seq, now, tail.nextMessageSeq, only.role, only.content, toJson(only.toolCalls), only.toolCallId ?? null, toJson(only.toolResult));
+        } catch (err) {
+          if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${ids.forKey(key + 1)} already exists`, { cause: err });
+          throw err;
+        }
+        records = [newMessageRecord(only, ids.forKey(key + 1), operationId, tail.nextMessageSeq, tail.positionBase + tail.nextMessageSeq, now)];
+        nextKey += 2;
+      } else {
+        if (step) {
+          s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
+            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
+        }
+        records = messages.length
+          ? this.insertMessages(s, operationId, seq, nextKey, tail.nextMessageSeq, tail.positionBase, messages, now)
+          : [];
+        nextKey += messages.length;
       }
-      const records = commit.messages?.length
-        ? this.insertMessages(s, operationId, seq, nextKey, (newestMessageSeq ?? 0) + 1, positionBase, commit.messages, now)
-        : [];
       if (commit.compact) {
         const summaryId = commit.compact.summaryId;
         const threadSeq = s.threadOfOperation.get(seq)!;
@@ -388,6 +412,8 @@ export class SqliteStore implements Store {
           if (changes === 0) throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
         }
       }
+      // Everything written: the tail now says what this commit left (commitStep forgets it if COMMIT fails).
+      this.seqs.setTail(operationId, { dataVersion, version, nextKey, nextMessageSeq: tail.nextMessageSeq + messages.length, positionBase: tail.positionBase });
       return records;
     });
     this.saveHooksTx = db.transaction((operationId: string, hooks: unknown[]) => {
@@ -652,6 +678,8 @@ export class SqliteStore implements Store {
         // Checked after the placeholder update on purpose: a conflict throws, which rolls that update back.
         assertVersion(opId, version - 1, c.expectedVersion);
         s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: nowIso() });
+        // A write of this connection, which data_version does not show: the next commit reads the log again.
+        this.seqs.dropTail(opId);
         return true;
       });
       return this.committed(this.publishTx.immediate(operationId, toolCallId, result, commit));
@@ -726,6 +754,32 @@ export class SqliteStore implements Store {
   }
 
   private pruner?: SqlitePruner;
+
+  /**
+   * Reads what a commit needs to know about the operation's log (inside the
+   * commit's write transaction), remembering its seq: by the remembered seq
+   * when that still names the operation, else by a look-up of the id.
+   * STORE_NOT_FOUND for an unknown operation.
+   */
+  private probeTail(s: Statements, operationId: string, dataVersion: number): LogTail {
+    const remembered = this.seqs.get(operationId);
+    let seq = remembered ?? this.lookUpSeq(s, operationId);
+    let probe = s.logProbe.get(seq, operationId);
+    if (!probe && remembered !== undefined) {
+      // A remembered seq that no longer names this operation: look it up.
+      seq = this.lookUpSeq(s, operationId);
+      probe = s.logProbe.get(seq, operationId);
+    }
+    if (!probe) throw notFound(operationId);
+    const [rowVersion, newestKey, newestStateVersion, newestMessageSeq, positionBase] = probe;
+    return {
+      dataVersion,
+      version: Math.max(rowVersion, newestStateVersion ?? 0),
+      nextKey: (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1,
+      nextMessageSeq: (newestMessageSeq ?? 0) + 1,
+      positionBase,
+    };
+  }
 
   /** The operation's seq, remembered; STORE_NOT_FOUND for an unknown operation. */
   private lookUpSeq(s: Statements, operationId: string): number {
