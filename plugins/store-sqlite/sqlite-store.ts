@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
@@ -44,6 +43,7 @@ import {
   toThreadRecord,
 } from './rows.js';
 import { OperationSeqs, type LogTail } from './operation-seqs.js';
+import { AgentTexts } from './agent-texts.js';
 import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
 import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
@@ -262,6 +262,8 @@ export class SqliteStore implements Store {
   private readonly dynamicStatements = new Map<string, Database.Statement>();
   /** Seqs of recently written operations: a step commit then needs no look-up by id. */
   private readonly seqs = new OperationSeqs();
+  /** Stored forms of the deep-frozen agent definitions operations were created with. */
+  private readonly agentTexts = new AgentTexts();
   /** Generated message ids of this database (set by migrate). */
   private ids?: MessageIds;
   // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
@@ -310,10 +312,10 @@ export class SqliteStore implements Store {
     this.ids = ids;
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
-      const agent = JSON.stringify(op.agent ?? null);
-      const digest = createHash('sha256').update(agent).digest('hex');
-      const agentSeq = s.agentDefinitionSeq.get(digest) ?? Number(s.insertAgentDefinition.run(digest, agent).lastInsertRowid);
+      const agent = this.agentTexts.of(op.agent);
+      const agentSeq = s.agentDefinitionSeq.get(agent.digest) ?? Number(s.insertAgentDefinition.run(agent.digest, agent.text).lastInsertRowid);
       let threadSeq: number;
+      let threadId: string;
       let positionBase = 0;
       if (op.threadId !== undefined) {
         const found = s.threadSeq.get(op.threadId);
@@ -327,9 +329,14 @@ export class SqliteStore implements Store {
           });
         }
         positionBase = s.threadLastPosition.get(threadSeq) ?? 0;
+        threadId = op.threadId;
       } else {
-        threadSeq = this.insertThread(s, op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId }, now);
+        const thread = op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId };
+        threadSeq = this.insertThread(s, thread, now);
+        threadId = thread.id;
       }
+      const state = JSON.stringify(op.state);
+      const context = JSON.stringify(op.context ?? {});
       let seq: number | bigint;
       try {
         seq = s.insertOperation.run({
@@ -337,10 +344,10 @@ export class SqliteStore implements Store {
           agentId: op.agentId,
           parentOperationId: op.parentOperationId ?? null,
           userId: op.userId ?? null,
-          state: JSON.stringify(op.state),
+          state,
           now,
           agentSeq,
-          context: JSON.stringify(op.context ?? {}),
+          context,
           threadSeq,
           positionBase,
           leaseOwner: op.lease?.owner ?? null,
@@ -351,9 +358,27 @@ export class SqliteStore implements Store {
         throw err;
       }
       const opSeq = this.seqs.remember(op.id, Number(seq));
-      this.insertMessages(s, op.id, opSeq, opSeq * LOG_KEYS_PER_OPERATION + 1, 1, positionBase, messages, now);
+      const firstKey = opSeq * LOG_KEYS_PER_OPERATION + 1;
+      this.insertMessages(s, op.id, opSeq, firstKey, 1, positionBase, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
-      return toOperationRecord(s.getOperation.get(op.id)!);
+      // The first step commit then reads nothing but data_version (see LogTail).
+      this.seqs.setTail(op.id, { dataVersion: s.dataVersion.get()!, version: 0, nextKey: firstKey + messages.length, nextMessageSeq: messages.length + 1, positionBase });
+      // What getOperation would read back, built from what was just written instead of read (and parsed) again.
+      const record: OperationRecord = {
+        id: op.id,
+        agentId: op.agentId,
+        threadId,
+        status: 'running',
+        agent: agent.readBack(),
+        context: JSON.parse(context) as OperationRecord['context'],
+        state: JSON.parse(state) as OperationRecord['state'],
+        createdAt: now,
+        updatedAt: now,
+        version: 0,
+      };
+      if (op.parentOperationId != null) record.parentOperationId = op.parentOperationId;
+      if (op.userId != null) record.userId = op.userId;
+      return record;
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
       const state = JSON.stringify(commit.state);
