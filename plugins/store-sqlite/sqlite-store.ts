@@ -551,12 +551,15 @@ export class SqliteStore implements Store {
    * (ids generated when missing, seq continuing the operation's), and the
    * compaction marks. Any failure rolls everything back: STORE_NOT_FOUND for
    * an unknown operation or compacted message, STORE_CONFLICT for a message id
-   * that exists. Resolves to the inserted messages. The operation's seq and
-   * last message seq are remembered between commits; a remembered value another
-   * connection made stale is corrected inside the same transaction. A commit
-   * with a step and no status, reason or error stores the state (with the next
-   * state version, read in the transaction) in the step row and leaves the
-   * operations row alone, so the usual commit is one read and its INSERTs.
+   * that exists. Resolves to the inserted messages. The operation's seq,
+   * state version, next log key and next message seq are kept between this
+   * connection's commits (a LogTail) and used while `PRAGMA data_version`,
+   * read under the write lock, shows no other connection committed since;
+   * otherwise they are read again in the same transaction. A commit with a
+   * step and no status, reason or error stores the state (with the next state
+   * version) in the step row and leaves the operations row alone; with one
+   * message of a generated id as well, the usual commit is one pragma read and
+   * one two-row INSERT.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
     return this.guard(() => {
