@@ -4,6 +4,15 @@ import type { Logger } from '../../kernel/logger.js';
 /** How often the thread looks at the commit counter. */
 const INTERVAL_MS = 10;
 /**
+ * Commits per checkpoint while the writer keeps committing (about 1,000 WAL
+ * frames of step commits; the writer's own autocheckpoint comes at 4,000).
+ * Each checkpoint sorts the index of every frame in the WAL, not only the new
+ * ones, so checkpointing at every tick with new commits made the thread's
+ * work per commit depend on how many commits a tick saw (a few hundred here,
+ * a handful on a slow or loaded machine or under valgrind).
+ */
+export const COMMITS_PER_CHECKPOINT = 512;
+/**
  * Commits before the thread starts: a short-lived process (a CLI command, a
  * test) never needs one, and a store under sustained writes gets it within
  * its first second.
@@ -20,8 +29,9 @@ export const COMMITS_BEFORE_START = 256;
  *
  * The writer calls {@link noteCommit} after each write transaction (one
  * atomic add); the thread starts after {@link COMMITS_BEFORE_START} commits,
- * then checkpoints at most every 10 ms and only after new commits, so an idle
- * store costs nothing but a timer. If the thread fails, a warning is logged
+ * then checkpoints after every {@link COMMITS_PER_CHECKPOINT} commits, or
+ * within about 20 ms of the writer's last commit when it pauses (checked every
+ * 10 ms), so an idle store costs nothing but a timer. If the thread fails, a warning is logged
  * and the store goes on with its inline checkpoints.
  */
 export class BackgroundCheckpointer {
@@ -39,7 +49,7 @@ export class BackgroundCheckpointer {
 
   private start(): void {
     const worker = new Worker(this.script, {
-      workerData: { file: this.file, intervalMs: INTERVAL_MS, commits: this.commits.buffer },
+      workerData: { file: this.file, intervalMs: INTERVAL_MS, commitsPerCheckpoint: COMMITS_PER_CHECKPOINT, commits: this.commits.buffer },
     });
     worker.on('message', (message: { type?: string; message?: string }) => {
       if (message.type === 'error') this.logger?.warn('background checkpoints stopped; commits checkpoint inline', { error: message.message });

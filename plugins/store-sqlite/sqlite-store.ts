@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { nowIso } from '../../kernel/clock.js';
 import { HookgateError } from '../../kernel/errors.js';
@@ -45,7 +44,8 @@ import {
   type ThreadRow,
   toThreadRecord,
 } from './rows.js';
-import { OperationSeqs } from './operation-seqs.js';
+import { OperationSeqs, type LogTail } from './operation-seqs.js';
+import { AgentTexts } from './agent-texts.js';
 import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
 import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
@@ -193,6 +193,17 @@ function prepareStatements(db: Database.Database) {
       `UPDATE operation_log SET content = ?, tool_result = ? WHERE key > ? AND key < ?
        AND entry = 'message' AND tool_call_id = ? AND role = 'tool' AND tool_result IS NULL`,
     ),
+    // A step (parameters 1-11, as insertStep) and the message after it with a generated id (12-20, as insertMessage
+    // without message_id): the step loop's usual commit in one statement.
+    insertStepAndMessage: db.prepare<[number, number, string, number, string, string, string, string, string, string | null, number | null,
+      number, number, string, number, string, string, string | null, string | null, string | null]>(
+      `INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary, state,
+         state_version, message_seq, message_id, role, content, tool_calls, tool_call_id, tool_result)
+       VALUES (?, ?, 'step', ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+         (?, ?, 'message', ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?, NULL, ?, ?, ?, ?, ?)`,
+    ),
+    // This connection's data version: it changes when another connection commits (see operation-seqs.ts, LogTail).
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     // state, state_version: both or neither (NULL); created_at is the commit time either way.
     insertStep: db.prepare<[number, number, string, number, string, string, string, string, string, string | null, number | null]>(
       `INSERT INTO operation_log (key, operation_seq, entry, created_at, step_index, step_kind, started_at, finished_at, usage, summary, state, state_version)
@@ -254,6 +265,8 @@ export class SqliteStore implements Store {
   private readonly dynamicStatements = new Map<string, Database.Statement>();
   /** Seqs of recently written operations: a step commit then needs no look-up by id. */
   private readonly seqs = new OperationSeqs();
+  /** Stored forms of the deep-frozen agent definitions operations were created with. */
+  private readonly agentTexts = new AgentTexts();
   /** Generated message ids of this database (set by migrate). */
   private ids?: MessageIds;
   // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
@@ -313,10 +326,10 @@ export class SqliteStore implements Store {
     });
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
-      const agent = JSON.stringify(op.agent ?? null);
-      const digest = createHash('sha256').update(agent).digest('hex');
-      const agentSeq = s.agentDefinitionSeq.get(digest) ?? Number(s.insertAgentDefinition.run(digest, agent).lastInsertRowid);
+      const agent = this.agentTexts.of(op.agent);
+      const agentSeq = s.agentDefinitionSeq.get(agent.digest) ?? Number(s.insertAgentDefinition.run(agent.digest, agent.text).lastInsertRowid);
       let threadSeq: number;
+      let threadId: string;
       let positionBase = 0;
       if (op.threadId !== undefined) {
         const found = s.threadSeq.get(op.threadId);
@@ -330,9 +343,14 @@ export class SqliteStore implements Store {
           });
         }
         positionBase = s.threadLastPosition.get(threadSeq) ?? 0;
+        threadId = op.threadId;
       } else {
-        threadSeq = this.insertThread(s, op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId }, now);
+        const thread = op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId };
+        threadSeq = this.insertThread(s, thread, now);
+        threadId = thread.id;
       }
+      const state = JSON.stringify(op.state);
+      const context = JSON.stringify(op.context ?? {});
       let seq: number | bigint;
       try {
         seq = s.insertOperation.run({
@@ -340,10 +358,10 @@ export class SqliteStore implements Store {
           agentId: op.agentId,
           parentOperationId: op.parentOperationId ?? null,
           userId: op.userId ?? null,
-          state: JSON.stringify(op.state),
+          state,
           now,
           agentSeq,
-          context: JSON.stringify(op.context ?? {}),
+          context,
           threadSeq,
           positionBase,
           leaseOwner: op.lease?.owner ?? null,
@@ -354,26 +372,39 @@ export class SqliteStore implements Store {
         throw err;
       }
       const opSeq = this.seqs.remember(op.id, Number(seq));
-      this.insertMessages(s, op.id, opSeq, opSeq * LOG_KEYS_PER_OPERATION + 1, 1, positionBase, messages, now);
+      const firstKey = opSeq * LOG_KEYS_PER_OPERATION + 1;
+      this.insertMessages(s, op.id, opSeq, firstKey, 1, positionBase, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
-      return toOperationRecord(s.getOperation.get(op.id)!);
+      // The first step commit then reads nothing but data_version (see LogTail).
+      this.seqs.setTail(op.id, { dataVersion: s.dataVersion.get()!, version: 0, nextKey: firstKey + messages.length, nextMessageSeq: messages.length + 1, positionBase });
+      // What getOperation would read back, built from what was just written instead of read (and parsed) again.
+      const record: OperationRecord = {
+        id: op.id,
+        agentId: op.agentId,
+        threadId,
+        status: 'running',
+        agent: agent.readBack(),
+        context: JSON.parse(context) as OperationRecord['context'],
+        state: JSON.parse(state) as OperationRecord['state'],
+        createdAt: now,
+        updatedAt: now,
+        version: 0,
+      };
+      if (op.parentOperationId != null) record.parentOperationId = op.parentOperationId;
+      if (op.userId != null) record.userId = op.userId;
+      return record;
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
       const state = JSON.stringify(commit.state);
-      let opSeq = this.seqs.get(operationId);
-      let probe = opSeq !== undefined ? s.logProbe.get(opSeq, operationId) : undefined;
-      if (!probe) {
-        // Not remembered, or a remembered seq that no longer names this operation: look it up.
-        opSeq = this.lookUpSeq(s, operationId);
-        probe = s.logProbe.get(opSeq, operationId)!;
-      }
-      const seq = opSeq!;
-      // Read inside this write transaction, so they stay right when other connections write too.
-      const [rowVersion, newestKey, newestStateVersion, newestMessageSeq, positionBase] = probe;
-      const version = Math.max(rowVersion, newestStateVersion ?? 0) + 1;
-      assertVersion(operationId, version - 1, commit.expectedVersion);
-      let nextKey = (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1;
-      const entries = (commit.step ? 1 : 0) + (commit.messages?.length ?? 0);
+      // Read under the write lock: equal to the tail's, nobody else committed since this connection last read or wrote it.
+      const dataVersion = s.dataVersion.get()!;
+      const tail = this.seqs.tail(operationId, dataVersion) ?? this.probeTail(s, operationId, dataVersion);
+      const seq = this.seqs.get(operationId)!;
+      const version = tail.version + 1;
+      assertVersion(operationId, tail.version, commit.expectedVersion);
+      let nextKey = tail.nextKey;
+      const messages = commit.messages ?? [];
+      const entries = (commit.step ? 1 : 0) + messages.length;
       if (nextKey + entries > (seq + 1) * LOG_KEYS_PER_OPERATION) {
         throw new HookgateError('STORE_CONFLICT', `Operation ${operationId} is full: it holds the most steps and messages one operation can (${LOG_KEYS_PER_OPERATION - 1})`);
       }
@@ -384,13 +415,31 @@ export class SqliteStore implements Store {
         if (stateOnly) s.updateOperationState.run(state, version, now, seq);
         else s.updateOperation.run({ seq, state, version, status: commit.status ?? null, reason: commit.reason ?? null, error: toJson(commit.error), now });
       }
-      if (step) {
-        s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
-          JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
+      let records: MessageRecord[];
+      const only = messages.length === 1 ? messages[0]! : undefined;
+      if (step && only && only.id === undefined) {
+        // The step loop's usual commit: its step and one message with a generated id, one statement for both rows.
+        const key = nextKey;
+        try {
+          s.insertStepAndMessage.run(key, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
+            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null,
+            key + 1, seq, now, tail.nextMessageSeq, only.role, only.content, toJson(only.toolCalls), only.toolCallId ?? null, toJson(only.toolResult));
+        } catch (err) {
+          if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${ids.forKey(key + 1)} already exists`, { cause: err });
+          throw err;
+        }
+        records = [newMessageRecord(only, ids.forKey(key + 1), operationId, tail.nextMessageSeq, tail.positionBase + tail.nextMessageSeq, now)];
+        nextKey += 2;
+      } else {
+        if (step) {
+          s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
+            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
+        }
+        records = messages.length
+          ? this.insertMessages(s, operationId, seq, nextKey, tail.nextMessageSeq, tail.positionBase, messages, now)
+          : [];
+        nextKey += messages.length;
       }
-      const records = commit.messages?.length
-        ? this.insertMessages(s, operationId, seq, nextKey, (newestMessageSeq ?? 0) + 1, positionBase, commit.messages, now)
-        : [];
       if (commit.threadValues !== undefined) s.updateThreadValuesBySeq.run(JSON.stringify(commit.threadValues), now, s.threadOfOperation.get(seq)!);
       if (commit.compact) {
         const summaryId = commit.compact.summaryId;
@@ -403,6 +452,8 @@ export class SqliteStore implements Store {
           if (changes === 0) throw new HookgateError('STORE_NOT_FOUND', `Message ${messageId} of operation ${operationId} does not exist`);
         }
       }
+      // Everything written: the tail now says what this commit left (commitStep forgets it if COMMIT fails).
+      this.seqs.setTail(operationId, { dataVersion, version, nextKey, nextMessageSeq: tail.nextMessageSeq + messages.length, positionBase: tail.positionBase });
       return records;
     });
     this.saveHooksTx = db.transaction((operationId: string, hooks: unknown[]) => {
@@ -516,12 +567,15 @@ export class SqliteStore implements Store {
    * (ids generated when missing, seq continuing the operation's), and the
    * compaction marks. Any failure rolls everything back: STORE_NOT_FOUND for
    * an unknown operation or compacted message, STORE_CONFLICT for a message id
-   * that exists. Resolves to the inserted messages. The operation's seq and
-   * last message seq are remembered between commits; a remembered value another
-   * connection made stale is corrected inside the same transaction. A commit
-   * with a step and no status, reason or error stores the state (with the next
-   * state version, read in the transaction) in the step row and leaves the
-   * operations row alone, so the usual commit is one read and its INSERTs.
+   * that exists. Resolves to the inserted messages. The operation's seq,
+   * state version, next log key and next message seq are kept between this
+   * connection's commits (a LogTail) and used while `PRAGMA data_version`,
+   * read under the write lock, shows no other connection committed since;
+   * otherwise they are read again in the same transaction. A commit with a
+   * step and no status, reason or error stores the state (with the next state
+   * version) in the step row and leaves the operations row alone; with one
+   * message of a generated id as well, the usual commit is one pragma read and
+   * one two-row INSERT.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
     return this.guard(() => {
@@ -700,6 +754,8 @@ export class SqliteStore implements Store {
         // Checked after the placeholder update on purpose: a conflict throws, which rolls that update back.
         assertVersion(opId, version - 1, c.expectedVersion);
         s.updateOperation.run({ seq, state: JSON.stringify(c.state), version, status: c.status ?? null, reason: null, error: null, now: nowIso() });
+        // A write of this connection, which data_version does not show: the next commit reads the log again.
+        this.seqs.dropTail(opId);
         return true;
       });
       return this.committed(this.publishTx.immediate(operationId, toolCallId, result, commit));
@@ -774,6 +830,32 @@ export class SqliteStore implements Store {
   }
 
   private pruner?: SqlitePruner;
+
+  /**
+   * Reads what a commit needs to know about the operation's log (inside the
+   * commit's write transaction), remembering its seq: by the remembered seq
+   * when that still names the operation, else by a look-up of the id.
+   * STORE_NOT_FOUND for an unknown operation.
+   */
+  private probeTail(s: Statements, operationId: string, dataVersion: number): LogTail {
+    const remembered = this.seqs.get(operationId);
+    let seq = remembered ?? this.lookUpSeq(s, operationId);
+    let probe = s.logProbe.get(seq, operationId);
+    if (!probe && remembered !== undefined) {
+      // A remembered seq that no longer names this operation: look it up.
+      seq = this.lookUpSeq(s, operationId);
+      probe = s.logProbe.get(seq, operationId);
+    }
+    if (!probe) throw notFound(operationId);
+    const [rowVersion, newestKey, newestStateVersion, newestMessageSeq, positionBase] = probe;
+    return {
+      dataVersion,
+      version: Math.max(rowVersion, newestStateVersion ?? 0),
+      nextKey: (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1,
+      nextMessageSeq: (newestMessageSeq ?? 0) + 1,
+      positionBase,
+    };
+  }
 
   /** The operation's seq, remembered; STORE_NOT_FOUND for an unknown operation. */
   private lookUpSeq(s: Statements, operationId: string): number {

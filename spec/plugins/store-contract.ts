@@ -577,6 +577,23 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.equal(await store.publishToolResult('op-1', 'call_d', { content: 'on time', success: true }, { state: state({ stepIndex: 2 }), expectedVersion: 1 }), true);
         assert.equal((await store.getOperation('op-1'))!.version, 2);
       });
+
+      it('a publication moves the version: a step commit naming the version before it writes nothing, one naming the new version appends after it', async () => {
+        const step = (stepIndex: number) => ({ operationId: 'op-1', stepIndex, kind: 'call_tool' as const, startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} });
+        await store.commitStep('op-1', { state: state({ stepIndex: 1 }), step: step(0), messages: [{ role: 'tool', toolCallId: 'call_d', content: '' }], expectedVersion: 0 });
+        assert.equal(await store.publishToolResult('op-1', 'call_d', { content: 'done', success: true }, { state: state({ stepIndex: 1 }), expectedVersion: 1 }), true);
+        await rejectsWithCode(
+          store.commitStep('op-1', { state: state({ stepIndex: 2 }), step: step(1), messages: [{ role: 'assistant', content: 'stale' }], expectedVersion: 1 }),
+          'STORE_VERSION_CONFLICT',
+        );
+        const written = await store.commitStep('op-1', { state: state({ stepIndex: 2 }), step: step(1), messages: [{ role: 'assistant', content: 'fresh' }], expectedVersion: 2 });
+        assert.deepEqual(written.map((m) => [m.seq, m.content]), [[3, 'fresh']]);
+        assert.deepEqual((await store.listMessages('op-1')).map((m) => [m.seq, m.content]), [[1, 'go'], [2, 'done'], [3, 'fresh']]);
+        assert.deepEqual((await store.listSteps('op-1')).map((s) => s.stepIndex), [0, 1]);
+        const op = (await store.getOperation('op-1'))!;
+        assert.equal(op.version, 3);
+        assert.equal(op.state.stepIndex, 2);
+      });
     });
 
     describe('leases', () => {

@@ -583,6 +583,51 @@ describe('store-sqlite', () => {
       for (const row of rows) assert.match(row.digest!, /^[0-9a-f]{64}$/);
     });
 
+    it('reads back a deep-frozen definition for every operation of it, and stores it again after its row was removed', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      const agent = Object.freeze({ id: 'agent-a', model: Object.freeze({ provider: 'scripted', turns: Object.freeze([Object.freeze({ text: 'hi' })]) }) });
+      try {
+        const one = await store.createOperation({ id: 'op-1', agentId: 'agent-a', agent, context: {}, state: state() }, [], []);
+        assert.deepEqual(one.agent, agent);
+        assert.deepEqual((await store.getOperation('op-1'))!.agent, agent);
+        // What a prune does to a definition no operation uses any more.
+        const raw = new Database(file);
+        try {
+          raw.prepare("DELETE FROM operations WHERE id = 'op-1'").run();
+          raw.prepare('DELETE FROM agent_definitions').run();
+        } finally {
+          raw.close();
+        }
+        const two = await store.createOperation({ id: 'op-2', agentId: 'agent-a', agent, context: {}, state: state() }, [], []);
+        assert.deepEqual(two.agent, agent);
+        assert.deepEqual((await store.getOperation('op-2'))!.agent, agent);
+      } finally {
+        await store.close();
+      }
+      assert.equal(definitionRows(file).length, 1);
+    });
+
+    it('stores a definition that is not deep-frozen as it is at each create, changed in place or not', async () => {
+      const file = freshPath();
+      const store = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await store.migrate();
+      const agent = Object.freeze({ id: 'agent-a', model: { provider: 'scripted', name: 'first' } }); // frozen on top only
+      try {
+        const one = await store.createOperation({ id: 'op-1', agentId: 'agent-a', agent, context: {}, state: state() }, [], []);
+        agent.model.name = 'second';
+        const two = await store.createOperation({ id: 'op-2', agentId: 'agent-a', agent, context: {}, state: state() }, [], []);
+        assert.deepEqual([one.agent, two.agent].map((a) => (a as typeof agent).model.name), ['first', 'second']);
+        assert.deepEqual([(await store.getOperation('op-1'))!.agent, (await store.getOperation('op-2'))!.agent].map((a) => (a as typeof agent).model.name), ['first', 'second']);
+        (one.agent as typeof agent).model.name = 'changed by the caller';
+        assert.equal(((await store.getOperation('op-1'))!.agent as typeof agent).model.name, 'first');
+      } finally {
+        await store.close();
+      }
+      assert.equal(definitionRows(file).length, 2);
+    });
+
     it('migrates one row per distinct definition text and keeps each operation on its own', async () => {
       const file = freshPath();
       mkdirSync(path.dirname(file), { recursive: true });
@@ -776,6 +821,84 @@ describe('store-sqlite', () => {
         await second.commitStep('op-1', { state: state(6), status: 'running' });
         assert.deepEqual((await first.listOperations()).map((o) => [o.state.stepIndex, o.status]), [[6, 'running']]);
         assert.deepEqual((await first.listSteps('op-1')).map((s) => s.stepIndex), [0, 1, 2, 3]);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+  });
+
+  describe('store-sqlite with another connection writing between commits', () => {
+    const step = (stepIndex: number) => ({ operationId: 'op-1', stepIndex, kind: 'call_llm' as const, startedAt: 'a', finishedAt: 'b', usage: state().usage, summary: {} });
+
+    /** Two stores on one file, `op-1` created on the first with one message. */
+    async function twoStores(): Promise<{ file: string; first: SqliteStore; second: SqliteStore }> {
+      const file = freshPath();
+      const first = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      const second = new SqliteStore({ path: file, backgroundCheckpoints: false });
+      await first.migrate();
+      await second.migrate();
+      await first.createOperation({ id: 'op-1', agentId: 'a', agent: {}, context: {}, state: state() }, [{ role: 'user', content: 'one' }], []);
+      return { file, first, second };
+    }
+
+    it('refuses a compare-and-swap on the version the other connection moved past, and appends after its writes on the new one', async () => {
+      const { first, second } = await twoStores();
+      try {
+        await first.commitStep('op-1', { state: state(1), step: step(0), messages: [{ role: 'assistant', content: 'two' }], expectedVersion: 0 });
+        await second.commitStep('op-1', { state: state(2), step: step(1), messages: [{ role: 'user', content: 'three' }], expectedVersion: 1 });
+        await rejectsWithCode(
+          first.commitStep('op-1', { state: state(9), step: step(9), messages: [{ role: 'assistant', content: 'stale' }], expectedVersion: 1 }),
+          'STORE_VERSION_CONFLICT',
+        );
+        const written = await first.commitStep('op-1', { state: state(3), step: step(2), messages: [{ role: 'assistant', content: 'four' }], expectedVersion: 2 });
+        assert.deepEqual(written.map((m) => [m.seq, m.position, m.content]), [[4, 4, 'four']]);
+        assert.deepEqual((await second.listMessages('op-1')).map((m) => [m.seq, m.content]), [[1, 'one'], [2, 'two'], [3, 'three'], [4, 'four']]);
+        assert.deepEqual((await second.listSteps('op-1')).map((s) => s.stepIndex), [0, 1, 2]);
+        const op = (await second.getOperation('op-1'))!;
+        assert.deepEqual([op.version, op.state.stepIndex], [3, 3]);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
+    it('refuses the version a publication on the other connection replaced', async () => {
+      const { first, second } = await twoStores();
+      try {
+        await first.commitStep('op-1', { state: state(1), step: step(0), messages: [{ role: 'tool', toolCallId: 'call_d', content: '' }], expectedVersion: 0 });
+        assert.equal(await second.publishToolResult('op-1', 'call_d', { content: 'done', success: true }, { state: state(1), expectedVersion: 1 }), true);
+        await rejectsWithCode(first.commitStep('op-1', { state: state(2), step: step(1), expectedVersion: 1 }), 'STORE_VERSION_CONFLICT');
+        await first.commitStep('op-1', { state: state(2), step: step(1), expectedVersion: 2 });
+        assert.equal((await second.getOperation('op-1'))!.version, 3);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
+    it('does not write into an operation another connection deleted, even when its seq now names a new operation', async () => {
+      const { file, first, second } = await twoStores();
+      try {
+        await first.commitStep('op-1', { state: state(1), step: step(0), messages: [{ role: 'assistant', content: 'two' }] });
+        // What a prune in another process does: the operation, its log and its thread go (op-1 has the highest seq,
+        // so SQLite hands the next operation the same seq).
+        const raw = new Database(file);
+        try {
+          raw.transaction(() => {
+            const seq = raw.prepare("SELECT seq FROM operations WHERE id = 'op-1'").pluck().get() as number;
+            raw.prepare('DELETE FROM operation_log WHERE key > ? AND key < ?').run(seq * 2 ** 24, (seq + 1) * 2 ** 24);
+            raw.prepare('DELETE FROM operations WHERE seq = ?').run(seq);
+            raw.prepare("DELETE FROM threads WHERE id = 'thread_op-1'").run();
+          })();
+        } finally {
+          raw.close();
+        }
+        await second.createOperation({ id: 'op-2', agentId: 'a', agent: {}, context: {}, state: state() }, [{ role: 'user', content: 'other' }], []);
+        await rejectsWithCode(first.commitStep('op-1', { state: state(2), step: step(1), messages: [{ role: 'assistant', content: 'lost' }] }), 'STORE_NOT_FOUND');
+        assert.deepEqual((await first.listMessages('op-2')).map((m) => [m.seq, m.content]), [[1, 'other']]);
+        assert.deepEqual(await first.listSteps('op-2'), []);
+        assert.equal((await first.getOperation('op-2'))!.version, 0);
       } finally {
         await first.close();
         await second.close();
