@@ -19,6 +19,15 @@ export const AGENT_TOOL_SOURCE = 'agent-function';
 const ALLOW_AGENT_TOOLS: readonly string[] = Object.freeze([`${AGENT_TOOL_IDENTIFIER}/*`]);
 const ALLOW_NONE: readonly string[] = Object.freeze([]);
 
+/**
+ * The step limit of an agent function's submission (model turns plus tool
+ * calls): document 001 declares none, and agent files default to 50, which a
+ * conversation of 25 tool calls would already reach. A runaway loop still
+ * ends, as a failed submission naming `max_steps`.
+ */
+export const AGENT_FUNCTION_MAX_STEPS = 1000;
+const LIMITS = Object.freeze({ maxSteps: AGENT_FUNCTION_MAX_STEPS });
+
 /** What the source keeps per operation it renders in this process (forgotten when the operation settles). */
 interface OperationSession {
   /** The operation record it was opened for: a reloaded operation (a new record object) gets a fresh session from the store. */
@@ -168,6 +177,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
       model,
       tools: Object.freeze(entries),
       allowList: entries.length > 0 ? ALLOW_AGENT_TOOLS : ALLOW_NONE,
+      limits: LIMITS,
     });
     if (session !== undefined) {
       session.view = view;

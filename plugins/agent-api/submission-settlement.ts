@@ -19,7 +19,8 @@ export type EndIntent = 'abort' | 'timeout' | undefined;
  * naming the reason (max_steps, cost_limit).
  */
 export function settlementOf(op: OperationRecord, submission: SubmissionRecord, intent: EndIntent, timeoutMs: number): SubmissionSettlement {
-  if (op.status === 'done') {
+  // `done` with reason max_steps or cost_limit stopped short of an answer: a failure naming the reason (below).
+  if (op.status === 'done' && (op.reason === undefined || op.reason === 'done')) {
     const metadata = op.state.metadata;
     return { status: 'completed', result: { text: op.state.lastText ?? '', data: {}, ...(metadata !== undefined && Object.keys(metadata).length > 0 ? { metadata } : {}) } };
   }

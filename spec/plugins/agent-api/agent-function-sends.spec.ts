@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as v from 'valibot';
 import type { AgentProps } from '../../../plugins/agent-api/agent.js';
+import { AgentRunError } from '../../../plugins/agent-api/agent-errors.js';
 import { init } from '../../../plugins/agent-api/init.js';
 import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
 import { useResponseFinish, useResponseStart } from '../../../plugins/agent-api/use-agent-events.js';
@@ -75,5 +76,26 @@ describe('agent-api: agent functions through start() and init()', function () {
     const second = await init(Notebook, { id: 'nb-2', uid: first.uid! }).dispatch('note second');
     assert.equal(second.text, 'noted second');
     assert.deepEqual((await runtime.kernel.store.getThread('agent:Notebook:nb-2'))?.values, { notes: ['first', 'second'] });
+  });
+
+  it('a conversation longer than an agent file allows (60 tool calls) completes; a runaway one fails naming max_steps, never completes empty', async () => {
+    const call = { toolCalls: [{ identifier: 'agent', apiName: 'tick', args: {} }] };
+    function Long(): string {
+      useModel({ provider: 'scripted', turns: [...Array.from({ length: 60 }, () => call), { text: 'sixty ticks' }] });
+      useTool({ name: 'tick', description: 'Ticks', run: () => 'tick' });
+      return 'Tick sixty times.';
+    }
+    function Runaway(): string {
+      useModel({ provider: 'scripted', turns: [call], onEnd: 'repeat-last' });
+      useTool({ name: 'tick', description: 'Ticks', run: () => 'tick' });
+      return 'Tick forever.';
+    }
+    runtime = await start({ agents: [Long, Runaway], env: {} });
+    assert.equal((await init(Long).dispatch('go')).text, 'sixty ticks');
+    const err = await init(Runaway).dispatch('go').then(() => assert.fail('a runaway loop completed'), (e: unknown) => e);
+    assert.ok(err instanceof AgentRunError, String(err));
+    assert.equal(err.outcome, 'failed');
+    assert.match(String((err.cause as Error).message), /max_steps/);
+    assert.equal((await runtime.kernel.store.getSubmission(err.submissionId))?.status, 'failed');
   });
 });
