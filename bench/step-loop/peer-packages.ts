@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,20 +16,35 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const PEERS_DIR = path.join(REPO_ROOT, 'bench', 'peers');
 
 /** Imports the ESM entry of `alias` (e.g. `ai-v7`) installed in bench/peers; a clear error when it is not installed. */
-export async function importPeer<T>(alias: string): Promise<{ module: T; version: string }> {
+export async function importPeer<T>(alias: string, subpath = '.'): Promise<{ module: T; version: string }> {
   let packageJson: string;
   try {
-    packageJson = createRequire(path.join(PEERS_DIR, 'package.json')).resolve(`${alias}/package.json`);
+    // Straight from the folder: a package whose exports leave out ./package.json cannot be resolved to it.
+    packageJson = path.join(PEERS_DIR, 'node_modules', alias, 'package.json');
+    if (!existsSync(packageJson)) packageJson = createRequire(path.join(PEERS_DIR, 'package.json')).resolve(`${alias}/package.json`);
   } catch {
     throw new Error(
       `the step-loop peer "${alias}" is not installed in ${PEERS_DIR}: run \`npm --prefix bench/peers install\` (or \`npm run bench:peers\`), or leave it out with --only`,
     );
   }
   const manifest = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string; exports?: Record<string, unknown> };
-  const entry = esmEntry(manifest.exports?.['.']);
-  if (!entry) throw new Error(`${packageJson}: no ESM entry for "." in its exports`);
+  const entry = esmEntry(exportTarget(manifest.exports, subpath));
+  if (!entry) throw new Error(`${packageJson}: no ESM entry for "${subpath}" in its exports`);
   const module = (await import(pathToFileURL(path.join(path.dirname(packageJson), entry)).href)) as T;
   return { module, version: manifest.version };
+}
+
+/** The exports entry of `subpath` (`.`, `./node`), also through one `*` pattern (`./providers/*`). */
+function exportTarget(exports: Record<string, unknown> | undefined, subpath: string): unknown {
+  if (!exports) return undefined;
+  if (subpath in exports) return exports[subpath];
+  for (const [key, target] of Object.entries(exports)) {
+    const star = key.indexOf('*');
+    if (star < 0 || !subpath.startsWith(key.slice(0, star)) || !subpath.endsWith(key.slice(star + 1))) continue;
+    const matched = subpath.slice(star, subpath.length - (key.length - star - 1));
+    return JSON.parse(JSON.stringify(target).replaceAll('*', matched)) as unknown;
+  }
+  return undefined;
 }
 
 /** The `import` (else `default`) target of an exports entry. */
