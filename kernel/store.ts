@@ -301,8 +301,12 @@ export interface Store extends SubmissionStore {
    * An unknown thread has none.
    */
   listThreadMessages(threadId: string, options?: { fromPosition?: number; includeCompacted?: boolean }): Promise<MessageRecord[]>;
-  /** The thread's operations, oldest first. */
-  listThreadOperations(threadId: string): Promise<OperationRecord[]>;
+  /**
+   * The thread's operations, oldest first; with `last`, only its newest `last` ones (still oldest first), read
+   * without the rest: what a new operation on a long thread needs (its predecessor), at a cost that does not grow
+   * with the thread.
+   */
+  listThreadOperations(threadId: string, options?: { last?: number }): Promise<OperationRecord[]>;
   /** The operation's own messages in order; compacted ones only when asked. */
   listMessages(operationId: string, options?: { includeCompacted?: boolean }): Promise<MessageRecord[]>;
   listSteps(operationId: string): Promise<StepRecord[]>;

@@ -16,7 +16,7 @@ export async function threadContinuation(store: Store, threadId: string, agentId
       details: { threadId, threadAgentId: thread.agentId, agentId },
     });
   }
-  const previous = (await store.listThreadOperations(threadId)).at(-1);
+  const previous = (await store.listThreadOperations(threadId, { last: 1 })).at(-1);
   if (previous && !TERMINAL_STATUSES.has(previous.status)) {
     throw new HookgateError('THREAD_BUSY', `thread ${threadId} has an unfinished operation (${previous.id} is ${previous.status}); finish, decide or abort it first`, {
       details: { threadId, operationId: previous.id },

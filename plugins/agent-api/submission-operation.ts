@@ -52,7 +52,8 @@ export async function untilEnd(handle: OperationHandle, draining: Promise<undefi
 
 /** Waits until the thread's unfinished operation (one started outside the agent API) is over. */
 export async function waitForThreadIdle(store: Store, operations: Operations, threadId: string): Promise<void> {
-  const ops = await store.listThreadOperations(threadId);
+  // One operation of a thread runs at a time: only its newest can be unfinished.
+  const ops = await store.listThreadOperations(threadId, { last: 1 });
   const busy = ops.find((op) => UNFINISHED_STATUSES.has(op.status));
   if (busy) await operations.wait(busy.id, 'terminal');
 }

@@ -232,9 +232,10 @@ export class MemoryStore implements Store {
     return copy(all.filter((m) => m.position >= from && (options.includeCompacted || m.compactedInto === undefined)));
   }
 
-  async listThreadOperations(threadId: string): Promise<OperationRecord[]> {
+  async listThreadOperations(threadId: string, options: { last?: number } = {}): Promise<OperationRecord[]> {
     this.assertOpen();
-    return (this.threads.get(threadId)?.operationIds ?? []).map((id) => copyOperation(this.operations.get(id)!));
+    const ids = this.threads.get(threadId)?.operationIds ?? [];
+    return (options.last === undefined ? ids : ids.slice(Math.max(0, ids.length - options.last))).map((id) => copyOperation(this.operations.get(id)!));
   }
 
   async getOperation(id: string): Promise<OperationRecord | undefined> {

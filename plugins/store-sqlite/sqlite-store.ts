@@ -141,6 +141,10 @@ function prepareStatements(db: Database.Database) {
     listThreadOperations: db.prepare<[string], OperationRow>(
       `SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.thread_seq = (SELECT seq FROM threads WHERE id = ?) ORDER BY o.seq`,
     ),
+    // Newest first on the (thread_seq, seq) index, the caller reverses: no scan of the thread's older operations.
+    listLastThreadOperations: db.prepare<[string, number], OperationRow>(
+      `SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.thread_seq = (SELECT seq FROM threads WHERE id = ?) ORDER BY o.seq DESC LIMIT ?`,
+    ),
     agentDefinitionSeq: db.prepare<[string], number>('SELECT seq FROM agent_definitions WHERE digest = ?').pluck(),
     insertAgentDefinition: db.prepare<[string, string]>('INSERT INTO agent_definitions (digest, agent) VALUES (?, ?)'),
     getOperation: db.prepare<[string], OperationRow>(`SELECT ${OPERATION_COLUMNS} FROM ${OPERATION_FROM} WHERE o.id = ?`),
@@ -658,7 +662,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  async listThreadOperations(threadId: string): Promise<OperationRecord[]> {
+  async listThreadOperations(threadId: string, options: { last?: number } = {}): Promise<OperationRecord[]> {
+    if (options.last !== undefined) return this.guard((s) => s.listLastThreadOperations.all(threadId, Math.max(0, options.last!)).map(toOperationRecord).reverse());
     return this.guard((s) => s.listThreadOperations.all(threadId).map(toOperationRecord));
   }
 

@@ -221,6 +221,11 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.deepEqual((await store.listThreadMessages('t-1', { fromPosition: 4 })).map((m) => m.position), [4, 5, 6]);
         assert.deepEqual((await store.listThreadMessages('t-1', { fromPosition: 7 })), []);
         assert.deepEqual((await store.listThreadOperations('t-1')).map((o) => [o.id, o.status]), [['op-1', 'done'], ['op-2', 'running']]);
+        // The newest only, or the newest two oldest first, or more than there are.
+        assert.deepEqual((await store.listThreadOperations('t-1', { last: 1 })).map((o) => o.id), ['op-2']);
+        assert.deepEqual((await store.listThreadOperations('t-1', { last: 2 })).map((o) => o.id), ['op-1', 'op-2']);
+        assert.deepEqual((await store.listThreadOperations('t-1', { last: 5 })).map((o) => o.id), ['op-1', 'op-2']);
+        assert.deepEqual(await store.listThreadOperations('t-1', { last: 0 }), []);
       });
 
       it('refuses a new operation on a thread whose operation is unfinished (THREAD_BUSY) and creates nothing', async () => {
