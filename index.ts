@@ -80,6 +80,7 @@ export { useTool } from './plugins/agent-api/use-tool.js';
 export { useInstruction } from './plugins/agent-api/use-instruction.js';
 export { usePersistentState, type StateSetter } from './plugins/agent-api/use-persistent-state.js';
 export { useInitialData } from './plugins/agent-api/use-initial-data.js';
+export { useDataWriter, type DataWriter } from './plugins/agent-api/use-data-writer.js';
 export {
   useAgentStart,
   useAgentFinish,

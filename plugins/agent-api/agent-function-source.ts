@@ -8,6 +8,7 @@ import type { AgentDirectory } from './agent-directory.js';
 import { runFinishSeam, runStartSeam } from './agent-event-seams.js';
 import { runAgentTool, type AgentTool } from './define-tool.js';
 import { renderAgent, type RenderedAgent } from './render-agent.js';
+import type { RenderStateAccess } from './render-slot.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
@@ -35,6 +36,8 @@ interface OperationSession {
   readonly instanceId: string | undefined;
   readonly initialData: unknown;
   readonly buffer: ThreadStateBuffer;
+  /** What renders read and write through: the buffer, with data part writes scoped to this operation. */
+  readonly access: RenderStateAccess;
   /** The latest render: its tools run the calls, its event callbacks run at the seams. */
   render: RenderedAgent | undefined;
   view: AgentView | undefined;
@@ -80,11 +83,13 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
 
   async function openSession(operationId: string, threadId: string, record: object): Promise<OperationSession> {
     const thread = await store.getThread(threadId);
+    const buffer = new ThreadStateBuffer(thread?.values ?? {});
     const session: OperationSession = {
       record,
       instanceId: thread?.instanceId,
       initialData: thread?.initialData,
-      buffer: new ThreadStateBuffer(thread?.values ?? {}),
+      buffer,
+      access: { current: (name) => buffer.current(name), write: buffer.write, writeData: (name, value) => buffer.appendData(operationId, name, value) },
       render: undefined,
       view: undefined,
       viewModel: undefined,
@@ -98,7 +103,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
   }
 
   function renderFor(ref: string, session: OperationSession, context: AgentSourceContext): AgentView {
-    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.buffer, agentName: ref });
+    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref });
     session.render = rendered;
     // Read once per submission: the model the operation stored at start (its first render's).
     const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
