@@ -81,6 +81,7 @@ export { useInstruction } from './plugins/agent-api/use-instruction.js';
 export { usePersistentState, type StateSetter } from './plugins/agent-api/use-persistent-state.js';
 export { useInitialData } from './plugins/agent-api/use-initial-data.js';
 export { useDataWriter, type DataWriter } from './plugins/agent-api/use-data-writer.js';
+export { useDelivery } from './plugins/agent-api/use-delivery.js';
 export {
   useAgentStart,
   useAgentFinish,
