@@ -82,6 +82,7 @@ export { usePersistentState, type StateSetter } from './plugins/agent-api/use-pe
 export { useInitialData } from './plugins/agent-api/use-initial-data.js';
 export { useDataWriter, type DataWriter } from './plugins/agent-api/use-data-writer.js';
 export { useDelivery } from './plugins/agent-api/use-delivery.js';
+export { useDispatchMessage, type DispatchToSelf } from './plugins/agent-api/use-dispatch-message.js';
 export {
   useAgentStart,
   useAgentFinish,

@@ -12,6 +12,8 @@ import type { RenderStateAccess } from './render-slot.js';
 import { parseDeliveredMessage, type DeliveredMessage, type DeliveredMessageInput } from './delivered-message.js';
 import { joinMessageId } from './submission-joining.js';
 import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
+import type { DispatchReceipt } from './dispatch.js';
+import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
@@ -41,6 +43,8 @@ interface OperationSession {
   readonly buffer: ThreadStateBuffer;
   /** What renders read and write through: the buffer, with data part writes scoped to this operation. */
   readonly access: RenderStateAccess;
+  /** What `useDispatchMessage()` sends through (undefined without a coordinator or an instance). */
+  readonly dispatchToSelf: DispatchToSelf | undefined;
   /** The latest render: its tools run the calls, its event callbacks run at the seams. */
   render: RenderedAgent | undefined;
   view: AgentView | undefined;
@@ -67,7 +71,7 @@ interface OperationSession {
  * handed to the commit of the step that made them (`threadValues`).
  * Render errors reject the step (the operation ends in error naming them).
  */
-export function agentFunctionSource(directory: AgentDirectory, store: Store): AgentSource & { readonly tools: ToolSource } {
+export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
 
   const tools: ToolSource = {
@@ -98,6 +102,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
       instanceId: thread?.instanceId,
       initialData: thread?.initialData,
       buffer,
+      dispatchToSelf: dispatcherFor((record as { agentId: string }).agentId, thread),
       access: { current: (name) => buffer.current(name), write: buffer.write, writeData: (name, value) => buffer.appendData(operationId, name, value) },
       render: undefined,
       view: undefined,
@@ -111,6 +116,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     if (existing !== undefined && existing.record === record) return existing;
     sessions.set(operationId, session);
     return session;
+  }
+
+  function dispatcherFor(identity: string, thread: { instanceId?: string; uid?: string } | undefined): DispatchToSelf | undefined {
+    if (sendToSelf === undefined || thread?.instanceId === undefined) return undefined;
+    const { instanceId, uid } = thread;
+    return (message) => sendToSelf({ identity, instanceId, uid, message });
   }
 
   /** Moves the delivery cursor to the latest joined message in `messages` (read from its submission), then renders. */
@@ -129,7 +140,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
   }
 
   function renderFor(ref: string, session: OperationSession, context: AgentSourceContext): AgentView {
-    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref, ...(session.delivery !== undefined ? { delivery: session.delivery } : {}) });
+    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref, ...(session.delivery !== undefined ? { delivery: session.delivery } : {}), ...(session.dispatchToSelf !== undefined ? { dispatchToSelf: session.dispatchToSelf } : {}) });
     session.render = rendered;
     // Read once per submission: the model the operation stored at start (its first render's).
     const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
@@ -236,6 +247,9 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     return entry;
   }
 }
+
+/** How the source sends to an instance (the plugin binds it to the coordinator): agent `identity`'s instance, conditioned on its uid. */
+export type SendToInstance = (request: { identity: string; instanceId: string; uid: string | undefined; message: unknown }) => Promise<DispatchReceipt>;
 
 const JOIN_PREFIX = joinMessageId('');
 
