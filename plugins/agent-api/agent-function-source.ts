@@ -68,7 +68,10 @@ interface OperationSession {
  * submission). Lifecycle: `start` runs `useResponseStart` then
  * `useAgentStart`, `finishing` runs `useAgentFinish` (appends continue the
  * response) and, when it finishes, `useResponseFinish`; state writes are
- * handed to the commit of the step that made them (`threadValues`).
+ * handed to the commit of the step that made them (`threadValues`), data
+ * parts too (a reserved thread value scoped to the operation). Renders get
+ * the delivery cursor (the submission's message, then joined deliveries and
+ * appended signals) and, with `sendToSelf`, the instance's dispatcher.
  * Render errors reject the step (the operation ends in error naming them).
  */
 export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
