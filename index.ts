@@ -80,6 +80,9 @@ export { useTool } from './plugins/agent-api/use-tool.js';
 export { useInstruction } from './plugins/agent-api/use-instruction.js';
 export { usePersistentState, type StateSetter } from './plugins/agent-api/use-persistent-state.js';
 export { useInitialData } from './plugins/agent-api/use-initial-data.js';
+export { useDataWriter, type DataWriter } from './plugins/agent-api/use-data-writer.js';
+export { useDelivery } from './plugins/agent-api/use-delivery.js';
+export { useDispatchMessage, type DispatchToSelf } from './plugins/agent-api/use-dispatch-message.js';
 export {
   useAgentStart,
   useAgentFinish,

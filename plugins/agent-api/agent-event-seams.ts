@@ -22,7 +22,7 @@ export interface ResponseFacts {
  * appended (grouped in declaration order, as user messages) and the
  * metadata. A throw names the hook and its declaration index.
  */
-export async function runStartSeam(render: RenderedAgent, metadata: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<{ messages: NewMessage[]; metadata: Record<string, unknown> | undefined }> {
+export async function runStartSeam(render: RenderedAgent, metadata: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<{ messages: NewMessage[]; signals: AgentAppendMessage[]; metadata: Record<string, unknown> | undefined }> {
   const merged = render.responseStarts.length > 0 ? runMetadataCallbacks('useResponseStart', render.responseStarts, (m) => ({ metadata: m }), metadata) : undefined;
   const appended = await Promise.all(
     render.agentStarts.map(async (callback, index) => {
@@ -37,7 +37,8 @@ export async function runStartSeam(render: RenderedAgent, metadata: Readonly<Rec
       return window.appended;
     }),
   );
-  return { messages: appended.flat().map(asMessage), metadata: merged === undefined ? undefined : asJson(merged) };
+  const signals = appended.flat();
+  return { messages: signals.map(asMessage), signals, metadata: merged === undefined ? undefined : asJson(merged) };
 }
 
 /**
@@ -50,7 +51,7 @@ export async function runFinishSeam(
   render: RenderedAgent,
   facts: ResponseFacts & { readonly continuations: number; readonly metadata: Readonly<Record<string, unknown>> },
   signal: AbortSignal,
-): Promise<{ messages: NewMessage[]; metadata: Record<string, unknown> | undefined }> {
+): Promise<{ messages: NewMessage[]; signals: AgentAppendMessage[]; metadata: Record<string, unknown> | undefined }> {
   const appended: AgentAppendMessage[] = [];
   const response = Object.freeze({ toolCalls: facts.toolCalls, usage: facts.usage });
   for (const [index, callback] of render.agentFinishes.entries()) {
@@ -69,11 +70,11 @@ export async function runFinishSeam(
     if (facts.continuations >= MAX_FINISH_CONTINUATIONS) {
       throw new AgentRenderError(`useAgentFinish continued the response ${MAX_FINISH_CONTINUATIONS} times, the most one response may; it appended again`, { hook: 'useAgentFinish', continuations: facts.continuations });
     }
-    return { messages: appended.map(asMessage), metadata: undefined };
+    return { messages: appended.map(asMessage), signals: appended, metadata: undefined };
   }
-  if (render.responseFinishes.length === 0) return { messages: [], metadata: undefined };
+  if (render.responseFinishes.length === 0) return { messages: [], signals: [], metadata: undefined };
   const merged = runMetadataCallbacks('useResponseFinish', render.responseFinishes, (m) => ({ metadata: m, response }), facts.metadata);
-  return { messages: [], metadata: asJson(merged) };
+  return { messages: [], signals: [], metadata: asJson(merged) };
 }
 
 /** An `append` valid only until `close()`: a captured reference used later throws. */

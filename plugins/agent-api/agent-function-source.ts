@@ -8,6 +8,12 @@ import type { AgentDirectory } from './agent-directory.js';
 import { runFinishSeam, runStartSeam } from './agent-event-seams.js';
 import { runAgentTool, type AgentTool } from './define-tool.js';
 import { renderAgent, type RenderedAgent } from './render-agent.js';
+import type { RenderStateAccess } from './render-slot.js';
+import { parseDeliveredMessage, type DeliveredMessage, type DeliveredMessageInput } from './delivered-message.js';
+import { joinMessageId } from './submission-joining.js';
+import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
+import type { DispatchReceipt } from './dispatch.js';
+import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
@@ -35,9 +41,17 @@ interface OperationSession {
   readonly instanceId: string | undefined;
   readonly initialData: unknown;
   readonly buffer: ThreadStateBuffer;
+  /** What renders read and write through: the buffer, with data part writes scoped to this operation. */
+  readonly access: RenderStateAccess;
+  /** What `useDispatchMessage()` sends through (undefined without a coordinator or an instance). */
+  readonly dispatchToSelf: DispatchToSelf | undefined;
   /** The latest render: its tools run the calls, its event callbacks run at the seams. */
   render: RenderedAgent | undefined;
   view: AgentView | undefined;
+  /** What `useDelivery()` returns: the submission's message, then the latest joined delivery or appended signal. */
+  delivery: DeliveredMessage | undefined;
+  /** The id of the latest joined message the cursor has taken (`join_<submission id>`). */
+  joinedId: string | undefined;
   viewModel: string | undefined;
   /** Tool entries by name, reused while name, description and schema stay the same. */
   readonly entries: Map<string, { readonly key: string; readonly entry: ToolEntry }>;
@@ -54,10 +68,13 @@ interface OperationSession {
  * submission). Lifecycle: `start` runs `useResponseStart` then
  * `useAgentStart`, `finishing` runs `useAgentFinish` (appends continue the
  * response) and, when it finishes, `useResponseFinish`; state writes are
- * handed to the commit of the step that made them (`threadValues`).
+ * handed to the commit of the step that made them (`threadValues`), data
+ * parts too (a reserved thread value scoped to the operation). Renders get
+ * the delivery cursor (the submission's message, then joined deliveries and
+ * appended signals) and, with `sendToSelf`, the instance's dispatcher.
  * Render errors reject the step (the operation ends in error naming them).
  */
-export function agentFunctionSource(directory: AgentDirectory, store: Store): AgentSource & { readonly tools: ToolSource } {
+export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
 
   const tools: ToolSource = {
@@ -80,13 +97,20 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
 
   async function openSession(operationId: string, threadId: string, record: object): Promise<OperationSession> {
     const thread = await store.getThread(threadId);
+    const submissionId = (record as { context?: Record<string, string> }).context?.[SUBMISSION_CONTEXT_KEY];
+    const submission = submissionId !== undefined ? await store.getSubmission(submissionId) : undefined;
+    const buffer = new ThreadStateBuffer(thread?.values ?? {});
     const session: OperationSession = {
       record,
       instanceId: thread?.instanceId,
       initialData: thread?.initialData,
-      buffer: new ThreadStateBuffer(thread?.values ?? {}),
+      buffer,
+      dispatchToSelf: dispatcherFor((record as { agentId: string }).agentId, thread),
+      access: { current: (name) => buffer.current(name), write: buffer.write, writeData: (name, value) => buffer.appendData(operationId, name, value) },
       render: undefined,
       view: undefined,
+      delivery: submission !== undefined ? deliveredOf(submission.message) : undefined,
+      joinedId: undefined,
       viewModel: undefined,
       entries: new Map(),
     };
@@ -97,8 +121,29 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     return session;
   }
 
+  function dispatcherFor(identity: string, thread: { instanceId?: string; uid?: string } | undefined): DispatchToSelf | undefined {
+    if (sendToSelf === undefined || thread?.instanceId === undefined) return undefined;
+    const { instanceId, uid } = thread;
+    return (message) => sendToSelf({ identity, instanceId, uid, message });
+  }
+
+  /** Moves the delivery cursor to the latest joined message in `messages` (read from its submission), then renders. */
+  function advanceThenRender(ref: string, session: OperationSession, context: AgentSourceContext): AgentView | Promise<AgentView> {
+    let latest: string | undefined;
+    for (let i = context.messages.length - 1; i >= 0 && latest === undefined; i--) {
+      if (context.messages[i]!.id.startsWith(JOIN_PREFIX)) latest = context.messages[i]!.id;
+    }
+    if (latest === undefined || latest === session.joinedId) return renderFor(ref, session, context);
+    const joinedId = latest;
+    return store.getSubmission(joinedId.slice(JOIN_PREFIX.length)).then((joined) => {
+      session.joinedId = joinedId;
+      if (joined !== undefined) session.delivery = deliveredOf(joined.message);
+      return renderFor(ref, session, context);
+    });
+  }
+
   function renderFor(ref: string, session: OperationSession, context: AgentSourceContext): AgentView {
-    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.buffer, agentName: ref });
+    const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref, ...(session.delivery !== undefined ? { delivery: session.delivery } : {}), ...(session.dispatchToSelf !== undefined ? { dispatchToSelf: session.dispatchToSelf } : {}) });
     session.render = rendered;
     // Read once per submission: the model the operation stored at start (its first render's).
     const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
@@ -118,12 +163,15 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     resolve(ref, context) {
       if (context.operation === undefined) {
         // At start: the definition the operation stores (its model is the submission's), rendered read-only.
-        return store.getThread(context.threadId).then((thread) => {
+        // The delivery of that render: the thread's running submission (the coordinator counted its attempt before starting).
+        return Promise.all([store.getThread(context.threadId), store.listSubmissions({ threadId: context.threadId, statuses: ['running'] })]).then(([thread, running]) => {
+          const delivery = running.length > 0 ? deliveredOf(running[running.length - 1]!.message) : undefined;
           const rendered = renderAgent(agentOf(ref), {
             instanceId: thread?.instanceId,
             initialData: thread?.initialData,
             state: new ThreadStateBuffer(thread?.values ?? {}),
             agentName: ref,
+            ...(delivery !== undefined ? { delivery } : {}),
           });
           return viewOf(undefined, rendered, rendered.model as AgentView['model']);
         });
@@ -131,22 +179,26 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
       // The same record object while this process runs the operation; a new one after a reload (its buffered writes, if
       // any, belonged to a commit that never landed: the store says what the values are).
       const session = sessions.get(context.operationId);
-      if (session !== undefined && session.record === context.operation) return renderFor(ref, session, context);
-      return openSession(context.operationId, context.threadId, context.operation).then((opened) => renderFor(ref, opened, context));
+      if (session !== undefined && session.record === context.operation) return advanceThenRender(ref, session, context);
+      return openSession(context.operationId, context.threadId, context.operation).then((opened) => advanceThenRender(ref, opened, context));
     },
 
     async start(ref, context): Promise<AgentLifecycleOutcome | undefined> {
-      const { render } = sessionOf(ref, context);
+      const session = sessionOf(ref, context);
+      const { render } = session;
       if (render.agentStarts.length === 0 && render.responseStarts.length === 0) return undefined;
       const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal);
+      if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
 
     async finishing(ref, context: AgentFinishingContext): Promise<AgentLifecycleOutcome | undefined> {
-      const { render } = sessionOf(ref, context);
+      const session = sessionOf(ref, context);
+      const { render } = session;
       if (render.agentFinishes.length === 0 && render.responseFinishes.length === 0) return undefined;
       const toolCalls = context.toolCalls.map((c) => ({ tool: c.identifier === AGENT_TOOL_IDENTIFIER ? c.apiName : `${c.identifier}/${c.apiName}`, isError: c.isError }));
       const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal);
+      if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
 
@@ -196,6 +248,20 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store): Ag
     });
     session?.entries.set(tool.name, { key, entry });
     return entry;
+  }
+}
+
+/** How the source sends to an instance (the plugin binds it to the coordinator): agent `identity`'s instance, conditioned on its uid. */
+export type SendToInstance = (request: { identity: string; instanceId: string; uid: string | undefined; message: unknown }) => Promise<DispatchReceipt>;
+
+const JOIN_PREFIX = joinMessageId('');
+
+/** A stored delivered message (validated at admission) as `useDelivery()` returns it; undefined when it is not one. */
+function deliveredOf(message: unknown): DeliveredMessage | undefined {
+  try {
+    return parseDeliveredMessage(message as DeliveredMessageInput);
+  } catch {
+    return undefined;
   }
 }
 

@@ -2,7 +2,8 @@ import { definePlugin, type Plugin } from '../../kernel/plugin.js';
 import { AgentSources, Hooks, Logger, Operations, Store } from '../../kernel/tokens.js';
 import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
 import { AgentDirectory } from './agent-directory.js';
-import { agentFunctionSource } from './agent-function-source.js';
+import { AgentRuntimeNotStartedError } from './agent-errors.js';
+import { agentFunctionSource, type SendToInstance } from './agent-function-source.js';
 import { SubmissionCoordinator } from './submission-coordinator.js';
 
 /** What the agent-api plugin is built with: the runtime's agents and the source their operations run from. */
@@ -27,6 +28,14 @@ interface AgentApiState {
  * the coordinator (a send in flight settles or stays as stored).
  */
 export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
+  let live: SubmissionCoordinator | undefined;
+  // useDispatchMessage(): a send to the instance behind a render, admitted by the coordinator as dispatch() would.
+  const sendToSelf: SendToInstance = async ({ identity, instanceId, uid, message }) => {
+    const agent = options.directory.byIdentity(identity);
+    if (live === undefined || agent === undefined) throw new AgentRuntimeNotStartedError('useDispatchMessage()');
+    const admitted = await live.admit({ agent, id: instanceId, message, hasInitialData: false, ...(uid !== undefined ? { uid } : {}) });
+    return { dispatchId: admitted.dispatchId, acceptedAt: admitted.acceptedAt, ...(admitted.uid !== undefined ? { uid: admitted.uid } : {}), submissionId: admitted.submission.id };
+  };
   return definePlugin({
     id: 'agent-api',
     description: 'document 001: agent instances, durable submissions, dispatch / init / getAgentInstance',
@@ -36,7 +45,7 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
     register(ctx) {
       ctx.bindValue(AgentDirectory, options.directory);
       // The render engine: every registered agent function, rendered before each step of its submissions.
-      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store)));
+      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store), sendToSelf));
     },
     async ready(ctx) {
       const coordinator = new SubmissionCoordinator({
@@ -48,11 +57,13 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
         logger: ctx.resolve(Logger),
       });
       ctx.state.coordinator = coordinator;
+      live = coordinator;
       await coordinator.recover();
       options.onReady?.(coordinator);
     },
     async stop(ctx) {
       await ctx.state.coordinator?.drain();
+      live = undefined;
     },
   });
 }

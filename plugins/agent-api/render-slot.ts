@@ -1,5 +1,7 @@
 import { AgentRenderError } from './agent-errors.js';
 import type { AgentTool } from './define-tool.js';
+import type { DeliveredMessage, DeliveredMessageInput } from './delivered-message.js';
+import type { DispatchReceipt } from './dispatch.js';
 import type { AgentFinishCallback, AgentStartCallback, ResponseFinishCallback, ResponseStartCallback } from './use-agent-events.js';
 import type { ModelBlock } from './use-model.js';
 
@@ -12,6 +14,8 @@ export interface RenderStateAccess {
   current(name: string): { readonly value: unknown } | undefined;
   /** Buffers a write (already a JSON value); a deep-equal write is dropped. Undefined on a read-only render. */
   readonly write?: (name: string, value: unknown) => void;
+  /** Appends one write (already a JSON value) to the data part `name` of the response in progress. Undefined: no response behind the render. */
+  readonly writeData?: (name: string, value: unknown) => void;
 }
 
 /** What one render is given: the instance behind it (none on a bare render), its creation data and its state. */
@@ -26,6 +30,10 @@ export interface RenderInput {
   readonly kind?: 'agent' | 'subagent';
   /** The agent's identity, named in render errors. */
   readonly agentName?: string;
+  /** The message in front of the model (what `useDelivery()` returns); absent on bare and subagent renders. */
+  readonly delivery?: DeliveredMessage;
+  /** Sends a message to this render's instance (what `useDispatchMessage()` calls); absent on bare and subagent renders. */
+  readonly dispatchToSelf?: (message: DeliveredMessageInput) => Promise<DispatchReceipt>;
 }
 
 /** What the hooks of one render declared, in call order. */
@@ -36,6 +44,7 @@ export interface RenderFrame {
   readonly instructions: string[];
   readonly tools: AgentTool[];
   readonly stateNames: Set<string>;
+  readonly dataNames: Set<string>;
   readonly agentStarts: AgentStartCallback[];
   readonly agentFinishes: AgentFinishCallback[];
   readonly responseStarts: ResponseStartCallback[];
@@ -88,6 +97,7 @@ export function renderInSlot<T>(render: () => T, input: RenderInput): { result: 
     instructions: [],
     tools: [],
     stateNames: new Set(),
+    dataNames: new Set(),
     agentStarts: [],
     agentFinishes: [],
     responseStarts: [],

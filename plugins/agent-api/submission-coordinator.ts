@@ -14,6 +14,7 @@ import { validateAgentStatics } from './agent-identity.js';
 import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
 import { deadlineHook, operationOfSubmission, untilEnd, waitForThreadIdle } from './submission-operation.js';
 import { settlementOfHost, SubmissionJoins, type LiveHost } from './submission-joining.js';
+import { dataPartsOf } from './thread-state-buffer.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
 /** What the coordinator works with: the kernel's store, operations and hooks, the runtime's agents, and the source they render from. */
@@ -302,7 +303,8 @@ export class SubmissionCoordinator {
   }
 
   private async settleFrom(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<void> {
-    await this.settle(submission, settlementOf(operation, submission, this.intents.get(submission.id), timeoutMs));
+    const data = operation.status === 'done' ? dataPartsOf((await this.deps.store.getThread(operation.threadId))?.values, operation.id) : {};
+    await this.settle(submission, settlementOf(operation, submission, this.intents.get(submission.id), timeoutMs, data));
   }
 
   /** Records the settlement (the first one wins) and tells the waiters. */

@@ -12,17 +12,17 @@ export type EndIntent = 'abort' | 'timeout' | undefined;
 /**
  * The settlement of a submission from its operation's terminal record:
  * `done` completes with the final text and the response metadata the agent's
- * `useResponseStart` / `useResponseFinish` attached (`data`, the data
- * writer's parts, is empty until useDataWriter exists); `error` fails with the recorded
+ * `useResponseStart` / `useResponseFinish` attached and `data`, the
+ * parts its `useDataWriter` writers wrote (`dataPartsOf` the thread's values); `error` fails with the recorded
  * error; `interrupted` is `aborted` when an abort was asked for, a
  * SubmissionTimeoutError failure when the deadline ended it, else a failure
  * naming the reason (max_steps, cost_limit).
  */
-export function settlementOf(op: OperationRecord, submission: SubmissionRecord, intent: EndIntent, timeoutMs: number): SubmissionSettlement {
+export function settlementOf(op: OperationRecord, submission: SubmissionRecord, intent: EndIntent, timeoutMs: number, data: Record<string, unknown[]> = {}): SubmissionSettlement {
   // `done` with reason max_steps or cost_limit stopped short of an answer: a failure naming the reason (below).
   if (op.status === 'done' && (op.reason === undefined || op.reason === 'done')) {
     const metadata = op.state.metadata;
-    return { status: 'completed', result: { text: op.state.lastText ?? '', data: {}, ...(metadata !== undefined && Object.keys(metadata).length > 0 ? { metadata } : {}) } };
+    return { status: 'completed', result: { text: op.state.lastText ?? '', data, ...(metadata !== undefined && Object.keys(metadata).length > 0 ? { metadata } : {}) } };
   }
   if (op.status === 'interrupted' && op.reason === 'interrupted') {
     if (intent === 'timeout') return { status: 'failed', error: errorOf(new SubmissionTimeoutError(submission.id, timeoutMs)) };

@@ -1,6 +1,25 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { RenderStateAccess } from './render-slot.js';
 
+/** Thread value names starting with this are the runtime's (usePersistentState refuses them). */
+export const RESERVED_VALUE_PREFIX = '\u0000';
+
+/**
+ * The thread value holding the data parts (`useDataWriter`) of the latest
+ * response that wrote any: `{ operationId, parts }`. It commits with the step
+ * that wrote, like state; the next response's first write replaces it.
+ */
+export const DATA_PARTS_VALUE = `${RESERVED_VALUE_PREFIX}hookgate.dataParts`;
+
+/** The data parts operation `operationId` wrote, as the thread's values hold them (empty when none). */
+export function dataPartsOf(values: Readonly<Record<string, unknown>> | undefined, operationId: string): Record<string, unknown[]> {
+  const stored = values?.[DATA_PARTS_VALUE] as { operationId?: unknown; parts?: Record<string, unknown[]> } | undefined;
+  if (stored === undefined || stored.operationId !== operationId || stored.parts === undefined) return {};
+  const out: Record<string, unknown[]> = {};
+  for (const [name, writes] of Object.entries(stored.parts)) Object.defineProperty(out, name, { value: structuredClone(writes), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
 /**
  * One operation's view of its thread's persisted values: what is committed,
  * overlaid by the writes its tools and event hooks made since the last
@@ -27,6 +46,18 @@ export class ThreadStateBuffer implements RenderStateAccess {
     if (now !== undefined && isDeepStrictEqual(now.value, value)) return;
     this.overlay.set(name, deepFreeze(value));
   };
+
+  /** Appends `value` (a JSON value) to the data part `name` of operation `operationId` (the first write of a new operation drops the previous one's parts). */
+  appendData(operationId: string, name: string, value: unknown): void {
+    const now = this.current(DATA_PARTS_VALUE)?.value as { operationId: string; parts: Record<string, unknown[]> } | undefined;
+    const parts: Record<string, unknown[]> = {};
+    if (now !== undefined && now.operationId === operationId) {
+      for (const [key, writes] of Object.entries(now.parts)) Object.defineProperty(parts, key, { value: writes, enumerable: true, writable: true, configurable: true });
+    }
+    const writes = Object.hasOwn(parts, name) ? [...parts[name]!, value] : [value];
+    Object.defineProperty(parts, name, { value: writes, enumerable: true, writable: true, configurable: true });
+    this.overlay.set(DATA_PARTS_VALUE, deepFreeze({ operationId, parts }));
+  }
 
   /** Whether writes wait for a commit. */
   get dirty(): boolean {

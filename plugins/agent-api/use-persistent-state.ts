@@ -1,5 +1,6 @@
 import { AgentRenderError } from './agent-errors.js';
 import { agentPrefix, isRendering, requireRootFrame } from './render-slot.js';
+import { RESERVED_VALUE_PREFIX } from './thread-state-buffer.js';
 
 /** Sets a persisted value, or derives it from the current one (`previous` sees this turn's buffered writes). */
 export type StateSetter<T> = (next: T | ((previous: T) => T)) => void;
@@ -23,6 +24,7 @@ export function usePersistentState<T = unknown>(name: string): [T | undefined, S
 export function usePersistentState(name: string, defaultValue?: unknown): [unknown, StateSetter<unknown>] {
   const frame = requireRootFrame('usePersistentState', 'durable state belongs to the agent instance; pass a delegate what it needs in its task.');
   if (typeof name !== 'string' || name === '') throw new AgentRenderError('usePersistentState(name, default?) takes the state name, a non-empty string, first', { hook: 'usePersistentState' });
+  if (name.startsWith(RESERVED_VALUE_PREFIX)) throw new AgentRenderError(`state names may not start with a NUL character (reserved for the runtime): "${printable(name)}"`, { hook: 'usePersistentState', name: printable(name) });
   if (frame.stateNames.has(name)) {
     throw new AgentRenderError(`${agentPrefix(frame)}two usePersistentState declarations named "${printable(name)}" in one render: a state name identifies one value`, { hook: 'usePersistentState', name: printable(name) });
   }
@@ -49,25 +51,25 @@ export function usePersistentState(name: string, defaultValue?: unknown): [unkno
 }
 
 /** A fresh JSON copy of `value`, or AgentRenderError naming the state and the path of what JSON cannot carry. */
-export function toJsonValue(value: unknown, where: string, depth = 0, seen = new Set<object>()): unknown {
+export function toJsonValue(value: unknown, where: string, depth = 0, seen = new Set<object>(), noun = 'state'): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (Number.isFinite(value)) return value;
-    throw notJson(where, `the number ${String(value)}`);
+    throw notJson(noun, where, `the number ${String(value)}`);
   }
-  if (typeof value !== 'object') throw notJson(where, `a ${typeof value}`);
-  if (depth >= MAX_DEPTH) throw notJson(where, `a value nested deeper than ${MAX_DEPTH}`);
-  if (seen.has(value)) throw notJson(where, 'a cycle');
+  if (typeof value !== 'object') throw notJson(noun, where, `a ${typeof value}`);
+  if (depth >= MAX_DEPTH) throw notJson(noun, where, `a value nested deeper than ${MAX_DEPTH}`);
+  if (seen.has(value)) throw notJson(noun, where, 'a cycle');
   seen.add(value);
   try {
-    if (Array.isArray(value)) return value.map((item, i) => toJsonValue(item, `${where}[${i}]`, depth + 1, seen));
+    if (Array.isArray(value)) return value.map((item, i) => toJsonValue(item, `${where}[${i}]`, depth + 1, seen, noun));
     const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) throw notJson(where, `a ${(value as object).constructor?.name ?? 'class'} instance`);
+    if (proto !== Object.prototype && proto !== null) throw notJson(noun, where, `a ${(value as object).constructor?.name ?? 'class'} instance`);
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) {
       if (inner === undefined) continue;
       // Defined as data, so a key such as __proto__ stays an ordinary key of the copy.
-      Object.defineProperty(out, key, { value: toJsonValue(inner, `${where}.${key}`, depth + 1, seen), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, { value: toJsonValue(inner, `${where}.${key}`, depth + 1, seen, noun), enumerable: true, writable: true, configurable: true });
     }
     return out;
   } finally {
@@ -75,11 +77,12 @@ export function toJsonValue(value: unknown, where: string, depth = 0, seen = new
   }
 }
 
-function notJson(where: string, what: string): AgentRenderError {
-  return new AgentRenderError(`state "${where}" is not a JSON value: it holds ${what}`, { hook: 'usePersistentState' });
+function notJson(noun: string, where: string, what: string): AgentRenderError {
+  return new AgentRenderError(`${noun} "${where}" is not a JSON value: it holds ${what}`, { hook: noun === 'state' ? 'usePersistentState' : 'useDataWriter' });
 }
 
-function printable(text: string): string {
+/** `text` escaped and cut to 80 characters, for error messages. */
+export function printable(text: string): string {
   const escaped = JSON.stringify(text).slice(1, -1);
   return escaped.length > 80 ? `${escaped.slice(0, 77)}...` : escaped;
 }
