@@ -3,6 +3,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import { CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { deepFreeze } from '../../kernel/agent-definition.js';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
+import { MAX_RESULT_DATA_DEPTH, nestsDeeperThan } from '../../kernel/json-depth.js';
 import { compileJsonSchema, type JsonSchemaCheck } from '../../kernel/json-schema-validator.js';
 import { mcpIdentifier, mcpToolName, sanitizeMcpNamePart } from '../../kernel/mcp-tool-name.js';
 import type { ToolDefinition } from '../../kernel/tools.js';
@@ -127,9 +128,9 @@ async function runMcpTool(
     throw new HookgateError('MCP_TOOL_ERROR', content, { details: { server, tool: name } });
   }
   const data = result.structuredContent;
-  if (data !== undefined && nestsDeeperThan(data, MAX_STRUCTURED_DEPTH)) {
+  if (data !== undefined && nestsDeeperThan(data, MAX_RESULT_DATA_DEPTH)) {
     // The runtime stores and copies results; one nested past its limits would end the whole operation, not this call.
-    throw new HookgateError('MCP_OUTPUT_INVALID', `MCP server "${server}": tool "${name}": its structured content nests deeper than ${MAX_STRUCTURED_DEPTH} levels`, { details: { server, tool: name } });
+    throw new HookgateError('MCP_OUTPUT_INVALID', `MCP server "${server}": tool "${name}": its structured content nests deeper than ${MAX_RESULT_DATA_DEPTH} levels`, { details: { server, tool: name } });
   }
   if (checkOutput) {
     const problem =
@@ -143,21 +144,6 @@ async function runMcpTool(
     }
   }
   return data === undefined ? { content } : { content, data: scrubbedData(data, scrub) };
-}
-
-/** The deepest structured content a call may return (as deep as the runtime lets tool-call arguments nest). */
-export const MAX_STRUCTURED_DEPTH = 64;
-
-/** Whether `value` nests objects or arrays more than `max` levels deep (iterative: a hostile depth cannot overflow the stack). */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > max) return true;
-    for (const inner of Object.values(node)) if (inner !== null && typeof inner === 'object') stack.push([inner, depth + 1]);
-  }
-  return false;
 }
 
 /** Structured content with secrets replaced in its strings (unchanged, and not copied, when it holds none). */
