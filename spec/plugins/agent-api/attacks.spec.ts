@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import * as v from 'valibot';
 import type { Agent } from '../../../plugins/agent-api/agent.js';
-import { AgentRenderError } from '../../../plugins/agent-api/agent-errors.js';
+import { AgentInstanceExistsError, AgentRenderError, InvalidRequestError } from '../../../plugins/agent-api/agent-errors.js';
+import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
+import { dispatch } from '../../../plugins/agent-api/dispatch.js';
+import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { SPEC_AGENT_SOURCE, specAgentsPlugin } from '../../helpers/agent-api-fixtures.js';
 import { defineTool } from '../../../plugins/agent-api/define-tool.js';
 import { checkAppend, renderSignal } from '../../../plugins/agent-api/signal-append.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
@@ -9,6 +16,8 @@ import { useTool } from '../../../plugins/agent-api/use-tool.js';
 import { PolicyWorld } from '../../integration/policies/harness.js';
 import type { RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 import { addAgentFunctions, agentToolTurn, recordedModel, runAgent, startAgentKernel } from './agent-api-fixtures.js';
+
+function Triage(): void {}
 
 /** An attacker's view of agent functions: no tool call slips past a gate, nothing the gate did not see runs. */
 describe('agent API: attacks', function () {
@@ -103,6 +112,43 @@ describe('agent API: attacks', function () {
       const tool = (await fx.kernel.listMessages(final.id)).find((m) => m.role === 'tool')!;
       assert.equal(tool.toolResult?.error, 'tool_error');
       assert.match(tool.content, /nests deeper than 64 levels/);
+    });
+  });
+
+  describe('conditional sends', () => {
+    let runtime: AgentRuntimeHandle | undefined;
+    let dir: string;
+    beforeEach(async () => {
+      dir = await mkdtemp(path.join(os.tmpdir(), 'hookgate-agent-attacks-'));
+      runtime = await start({ agents: [Triage], env: {}, db: { sqlite: path.join(dir, 'a.db') }, plugins: [specAgentsPlugin({ Triage: { turns: [{ text: 'ok' }], onEnd: 'repeat-last' } })], agentSource: SPEC_AGENT_SOURCE });
+    });
+    afterEach(async () => {
+      await runtime?.stop();
+      runtime = undefined;
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('two uid: null creators at once: exactly one creates the instance, the other is told it exists (with that uid)', async () => {
+      const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => dispatch(Triage, { id: 'race', message: `m${i}`, uid: null })));
+      const created = outcomes.filter((o) => o.status === 'fulfilled');
+      assert.equal(created.length, 1);
+      const uid = (created[0] as PromiseFulfilledResult<{ uid?: string }>).value.uid;
+      for (const o of outcomes.filter((x) => x.status === 'rejected')) {
+        assert.ok((o as PromiseRejectedResult).reason instanceof AgentInstanceExistsError);
+        assert.equal(((o as PromiseRejectedResult).reason as AgentInstanceExistsError).uid, uid);
+      }
+      assert.equal((await runtime!.kernel.store.listSubmissions({ threadId: agentThreadId('Triage', 'race') })).length, 1);
+    });
+
+    it('ids that differ only in unpaired surrogates are refused, not folded onto one stored instance (SQLite stores UTF-8)', async () => {
+      const first = await dispatch(Triage, { id: 'victim\uD800', message: 'a' }).then(() => undefined, (e: unknown) => e);
+      const second = await dispatch(Triage, { id: 'victim\uDBFF', message: 'b' }).then(() => undefined, (e: unknown) => e);
+      assert.ok(first instanceof InvalidRequestError, String(first));
+      assert.ok(second instanceof InvalidRequestError, String(second));
+      assert.match((first as Error).message, /id .*unpaired surrogate/);
+      // Well-formed text outside the BMP is an ordinary id.
+      const emoji = await dispatch(Triage, { id: 'caf\u00e9-\u{1F600}', message: 'c' });
+      assert.match(emoji.uid ?? '', /^inst_/);
     });
   });
 });
