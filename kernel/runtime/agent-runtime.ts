@@ -20,6 +20,7 @@ import { acquireTurn, inTurn, releaseTurn } from './operation-turn.js';
 import { isSettled, OperationWaiters } from './operation-waiters.js';
 import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
 import { threadContinuation } from './thread-continuation.js';
+import { STATIC_AGENT_SOURCE_ID } from './agent-source.js';
 import { publishDeferred } from './tool-result-publication.js';
 import { rebaseOnPublications, takePublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
@@ -77,7 +78,7 @@ export class AgentRuntime {
     // The definition stored with the operation (validated; asked of its agent source unless static) and its context.
     const { agent, context } = await agentAtStart(this.deps, options, operationId);
     const userId = options.userId ?? options.origin?.userId;
-    const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await threadContinuation(this.deps.store, options.threadId, agent.id);
+    const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await threadContinuation(this.deps.store, options.threadId, agent.id, options.agentSource ?? STATIC_AGENT_SOURCE_ID);
     // Validate hooks before anything is stored.
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
     const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };

@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors.js';
+import { MAX_RESULT_DATA_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import type { ToolCallHookContext } from '../hooks/hook-types.js';
 import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolEntry } from './call-facts.js';
@@ -19,7 +20,8 @@ export type ToolExecution =
  * tool (or takes the mock the gate's mock stage returned) and times it. The
  * tool gets exactly what the gates saw: the call's deep-frozen arguments,
  * which nobody can change. A tool that throws produces a `tool_error`
- * result; it never fails the operation.
+ * result; it never fails the operation, and neither does a result whose
+ * `data` nests deeper than MAX_RESULT_DATA_DEPTH (a `tool_error` too).
  */
 export async function executeToolCall(
   deps: RuntimeDeps,
@@ -44,6 +46,9 @@ export async function executeToolCall(
       );
       if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred' };
       const executionTime = Math.round(performance.now() - started);
+      if (typeof out === 'object' && out !== null && nestsDeeperThan((out as { data?: unknown }).data, MAX_RESULT_DATA_DEPTH)) {
+        throw new Error(`tool ${call.identifier}/${call.apiName} returned data that nests deeper than ${MAX_RESULT_DATA_DEPTH} levels`);
+      }
       result = typeof out === 'string' ? { content: out, success: true, executionTime } : { success: true, ...(out as { content: string }), executionTime };
     } catch (err) {
       threw = errorMessage(err);

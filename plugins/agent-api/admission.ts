@@ -55,12 +55,17 @@ export function identityOfAgent(directory: AgentDirectory, agent: unknown): { id
   return { identity, agent: agent as Agent };
 }
 
-/** An instance id: a non-empty string of at most {@link MAX_INSTANCE_ID_LENGTH} code units. InvalidRequestError naming `field` otherwise. */
+/** An instance id: a non-empty, well-formed (no unpaired surrogate) string of at most {@link MAX_INSTANCE_ID_LENGTH} code units. InvalidRequestError naming `field` otherwise. */
 export function checkInstanceId(id: unknown, field = 'id'): string {
   if (typeof id !== 'string' || id === '') throw new InvalidRequestError(`${field} must be a non-empty string naming the agent instance (got ${id === '' ? 'an empty string' : id === null ? 'null' : typeof id})`, { field });
   if (id.length > MAX_INSTANCE_ID_LENGTH) throw new InvalidRequestError(`${field} has ${id.length} characters; at most ${MAX_INSTANCE_ID_LENGTH} are allowed`, { field });
+  // A store keeping UTF-8 cannot keep an unpaired surrogate: it reads back as U+FFFD, so two such ids would come back as one.
+  if (UNPAIRED_SURROGATE.test(id)) throw new InvalidRequestError(`${field} holds an unpaired surrogate (not well-formed UTF-16); instance ids must be valid Unicode text`, { field });
   return id;
 }
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** A send condition: absent, a non-empty string, or null. InvalidRequestError otherwise. */
 export function checkUidCondition(uid: unknown, field = 'uid'): string | null | undefined {

@@ -11,7 +11,12 @@ const AppendSchema = v.strictObject({
   kind: v.literal('signal', 'kind must be "signal"'),
   type: v.pipe(v.string('type must be a string'), v.nonEmpty('type must not be empty'), v.maxLength(200, 'type is longer than 200 characters')),
   body: v.string('body must be a string'),
-  attributes: v.optional(v.record(v.pipe(v.string(), v.regex(XML_NAME, 'attribute names must be XML names')), v.string('attribute values must be strings'))),
+  attributes: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(XML_NAME, 'attribute names must be XML names'), v.notValue('type', '"type" is taken by the signal\'s own type (an attribute would override it)')),
+      v.string('attribute values must be strings'),
+    ),
+  ),
   tagName: v.optional(v.pipe(v.string(), v.regex(XML_NAME, 'tagName must be an XML name (letters, digits, "_", "-", "."; not starting with a digit, "-" or ".")'))),
 });
 

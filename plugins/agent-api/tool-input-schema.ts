@@ -1,14 +1,16 @@
 import { toJsonSchema as valibotToJsonSchema, type ConversionConfig } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 
-const CONVERSION: ConversionConfig = { target: 'draft-07', typeMode: 'input', errorMode: 'throw' };
+const CONVERSION: ConversionConfig = { target: 'draft-07', typeMode: 'ignore', errorMode: 'throw' };
 
 /**
  * The JSON Schema (draft-07) of a tool's valibot input schema, for the
  * model's tool catalogue and the gate's argument check, by
  * `@valibot/to-json-schema` (the conversion document 001's reference uses).
- * The input side of the schema is described (`typeMode: 'input'`: a pipe is
- * described up to its first transformation); a schema or check that JSON
+ * A transformation in a pipe (`v.transform`, `v.trim`, `v.toLowerCase`, ...)
+ * is refused like anything JSON Schema cannot say (`typeMode: 'ignore'`): the
+ * gate, policies and webhooks check the arguments the model sent, so `run`
+ * must get those values, not others made from them. A schema or check that JSON
  * Schema cannot say throws naming where it is (`input.when: The "date"
  * schema cannot be converted...`), so a tool the model could not be told
  * about is refused at definition. Synchronous, pure. The `$schema` key is

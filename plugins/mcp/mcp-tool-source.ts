@@ -1,4 +1,5 @@
 import { HookgateError } from '../../kernel/errors.js';
+import { mcpIdentifier } from '../../kernel/mcp-tool-name.js';
 import type { ToolDefinition, ToolExecutionContext, ToolSource } from '../../kernel/tools.js';
 import type { McpServerConnection } from './connect-mcp-server.js';
 import type { McpTool } from './mcp-tool.js';
@@ -16,6 +17,8 @@ import type { McpTool } from './mcp-tool.js';
 export class McpToolSource implements ToolSource {
   readonly id = 'mcp';
   private readonly tools = new Map<string, McpTool>();
+  /** The server each `mcp__<server>` identifier belongs to. */
+  private readonly servers = new Map<string, string>();
   private listed: ToolDefinition[] = [];
   private awaiting: readonly string[] = [];
 
@@ -29,8 +32,20 @@ export class McpToolSource implements ToolSource {
     this.awaiting = [...servers];
   }
 
-  /** Adds a connection's tools; a name another connection already gave is refused (MCP_DISCOVERY_FAILED). */
+  /**
+   * Adds a connection's tools; a name another connection already gave is refused (MCP_DISCOVERY_FAILED), and so is
+   * a server whose name sanitizes like another's (`team.a`, `team_a`): both would be `mcp__team_a`, so allowing or
+   * policing one server would cover the other's tools too.
+   */
   add(connection: McpServerConnection): void {
+    const identifier = mcpIdentifier(connection.name);
+    const sharing = this.servers.get(identifier);
+    if (sharing !== undefined && sharing !== connection.name) {
+      throw new HookgateError('MCP_DISCOVERY_FAILED', `MCP servers "${sharing}" and "${connection.name}" both name their tools ${identifier}__<tool>: an allow-list or policy for one would cover the other; rename one of them`, {
+        details: { servers: [sharing, connection.name], identifier },
+      });
+    }
+    this.servers.set(identifier, connection.name);
     for (const tool of connection.tools) {
       const key = `${tool.identifier}/${tool.apiName}`;
       if (this.tools.has(key)) {

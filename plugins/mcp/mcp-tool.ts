@@ -3,6 +3,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import { CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { deepFreeze } from '../../kernel/agent-definition.js';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
+import { MAX_RESULT_DATA_DEPTH, nestsDeeperThan } from '../../kernel/json-depth.js';
 import { compileJsonSchema, type JsonSchemaCheck } from '../../kernel/json-schema-validator.js';
 import { mcpIdentifier, mcpToolName, sanitizeMcpNamePart } from '../../kernel/mcp-tool-name.js';
 import type { ToolDefinition } from '../../kernel/tools.js';
@@ -127,6 +128,10 @@ async function runMcpTool(
     throw new HookgateError('MCP_TOOL_ERROR', content, { details: { server, tool: name } });
   }
   const data = result.structuredContent;
+  if (data !== undefined && nestsDeeperThan(data, MAX_RESULT_DATA_DEPTH)) {
+    // The runtime stores and copies results; one nested past its limits would end the whole operation, not this call.
+    throw new HookgateError('MCP_OUTPUT_INVALID', `MCP server "${server}": tool "${name}": its structured content nests deeper than ${MAX_RESULT_DATA_DEPTH} levels`, { details: { server, tool: name } });
+  }
   if (checkOutput) {
     const problem =
       'broken' in checkOutput
