@@ -1,88 +1,34 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
-import { errorMessage, HookgateError } from '../../kernel/errors.js';
-import { RETRY_BEYOND_DEADLINE_HEADER } from '../../kernel/model-call-deadline.js';
-import { scrubSecret } from '../../kernel/model-sdk-logger.js';
+import { HookgateError } from '../../kernel/errors.js';
+import { sdkErrors, withoutStatusPrefix, type SdkErrorContext } from '../../kernel/model-sdk-errors.js';
 
-const MAX_MESSAGE_LENGTH = 500;
-
-/** What an SDK failure is mapped with: where the call went, the key to cut out, the retry budget. */
-export interface SdkErrorContext {
-  endpoint: string;
-  apiKey: string;
-  maxRetries: number;
-  timeoutSeconds: number;
-}
+/** Where this provider's errors point (`models.anthropic.maxRetries`, `.timeoutSeconds`). */
+export const CONFIG_KEY = 'models.anthropic';
 
 /**
  * The HookgateError for anything `@anthropic-ai/sdk` threw once its own
- * retries were spent: MODEL_FAILED with the status, the error type and the
- * server's `error.message` for an HTTP error (`{ type: 'error', error: { type,
- * message } }`; retryable ones say how often they were retried), the endpoint
- * for a network failure, the timeout for the SDK's per-attempt timeout, the
- * `event: error` payload for an error inside the stream (such as
- * `overloaded_error`). The key is cut out of every text, and the SDK error is
- * not kept as `cause`: it holds response headers and bodies that logs would print.
+ * retries were spent, by the kernel's shared mapping
+ * (kernel/model-sdk-errors.ts): MODEL_FAILED with the status, the error type
+ * and the server's `error.message` for an HTTP error (`{ type: 'error',
+ * error: { type, message } }`), the endpoint for a network failure, the
+ * timeout for the SDK's per-attempt timeout, the `event: error` payload for
+ * an error inside the stream (such as `overloaded_error`). The key is cut out
+ * of every text.
  */
-export function fromSdkError(err: unknown, ctx: SdkErrorContext): HookgateError {
+export function fromSdkError(err: unknown, ctx: Omit<SdkErrorContext, 'configKey'>): HookgateError {
+  const context = { ...ctx, configKey: CONFIG_KEY };
   if (err instanceof HookgateError) return err;
   if (err instanceof APIConnectionTimeoutError) return timeoutError(ctx.timeoutSeconds);
-  if (err instanceof APIConnectionError) {
-    const cause = err.cause !== undefined ? `: ${errorMessage(err.cause)}${err.cause instanceof Error && err.cause.cause !== undefined ? `: ${errorMessage(err.cause.cause)}` : ''}` : '';
-    return new HookgateError('MODEL_FAILED', `cannot get an answer from ${ctx.endpoint}: ${scrubSecret(`${err.message}${cause}`, ctx.apiKey)}${retriedNote(ctx)}`, {
-      details: { endpoint: ctx.endpoint, retries: ctx.maxRetries },
-    });
-  }
+  if (err instanceof APIConnectionError) return sdkErrors.connection(err.message, err.cause, context);
   if (err instanceof APIError) {
-    const serverMessage = clip(scrubSecret(serverText(err), ctx.apiKey));
-    const errorType = typeof err.type === 'string' ? err.type : undefined;
-    const typeNote = errorType ? ` (${errorType})` : '';
-    if (err.status === undefined) {
-      return new HookgateError('MODEL_FAILED', `the model stream reported an error${typeNote}: ${serverMessage}`, {
-        details: { ...(errorType ? { errorType } : {}), serverMessage },
-      });
-    }
-    const calledOff = err.headers?.get(RETRY_BEYOND_DEADLINE_HEADER) ?? undefined;
-    const retryable = isRetryableStatus(err.status) && calledOff === undefined;
-    const retryAfter = err.headers?.get('retry-after') ?? undefined;
-    const message = `the model endpoint answered ${err.status}${typeNote}${serverMessage ? `: ${serverMessage}` : ''}${retryable ? retriedNote(ctx) : ''}${calledOff ? ` (${calledOff})` : ''}`;
-    return new HookgateError('MODEL_FAILED', message, {
-      details: {
-        status: err.status,
-        ...(errorType ? { errorType } : {}),
-        ...(serverMessage ? { serverMessage } : {}),
-        ...(retryable ? { retries: ctx.maxRetries } : {}),
-        ...(retryAfter ? { retryAfter } : {}),
-      },
-    });
+    const serverText = typeof err.apiMessage === 'string' ? err.apiMessage : withoutStatusPrefix(err.message);
+    return sdkErrors.http({ status: err.status, headers: err.headers, serverText, ...(typeof err.type === 'string' ? { errorType: err.type } : {}) }, context);
   }
-  if (err instanceof SyntaxError) return new HookgateError('MODEL_FAILED', 'the model stream sent an event that is not JSON');
-  return new HookgateError('MODEL_FAILED', `the model call to ${ctx.endpoint} failed: ${scrubSecret(errorMessage(err), ctx.apiKey)}`, { details: { endpoint: ctx.endpoint } });
+  if (err instanceof SyntaxError) return sdkErrors.malformedStream();
+  return sdkErrors.other(err, context);
 }
 
 /** MODEL_FAILED for a call that gave no complete answer within its deadline. */
 export function timeoutError(timeoutSeconds: number): HookgateError {
-  return new HookgateError('MODEL_FAILED', `the model endpoint gave no complete answer within ${timeoutSeconds}s (models.anthropic.timeoutSeconds)`, {
-    details: { timeoutSeconds },
-  });
-}
-
-/** The statuses the SDK retries (absent an `x-should-retry` header): 408, 409, 429 and 5xx (529 overloaded included). */
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
-}
-
-/** The server's own words: `error.message` of the body, else the SDK's text without its status prefix. */
-function serverText(err: APIError): string {
-  if (typeof err.apiMessage === 'string') return err.apiMessage;
-  const text = err.message.replace(/^\d{3} /, '');
-  return text === 'status code (no body)' ? '' : text;
-}
-
-function retriedNote(ctx: SdkErrorContext): string {
-  return ctx.maxRetries > 0 ? ` (retried up to ${ctx.maxRetries} times; models.anthropic.maxRetries)` : '';
-}
-
-function clip(text: string): string {
-  const trimmed = text.trim();
-  return trimmed.length > MAX_MESSAGE_LENGTH ? `${trimmed.slice(0, MAX_MESSAGE_LENGTH)}…` : trimmed;
+  return sdkErrors.timeout(timeoutSeconds, CONFIG_KEY);
 }
