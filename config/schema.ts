@@ -60,6 +60,17 @@ const timeoutSeconds = v.pipe(
 /** Retries of one model call after its first attempt (the same range for every provider). */
 const maxRetries = integerInRange(NUMERIC_RANGES['models.openai.maxRetries'].min, NUMERIC_RANGES['models.openai.maxRetries'].max, 'retries');
 
+/** The keys every hosted model provider's section has (models.openai, models.anthropic). */
+const HOSTED_MODEL_ENTRIES = {
+  baseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
+  /** Name of the env var holding the key. The key itself never goes in a file. */
+  apiKeyEnv: v.optional(v.string()),
+  model: v.optional(v.string()),
+  timeoutSeconds: v.optional(timeoutSeconds),
+  /** Retries after the first attempt on 408, 409, 429, 5xx and network errors (the SDK's backoff, honouring Retry-After). */
+  maxRetries: v.optional(maxRetries),
+};
+
 /**
  * A file or folder path: not empty or blank (`""` would resolve to the config
  * folder itself), no NUL byte, no leading `~` (never expanded: it would name a
@@ -119,26 +130,12 @@ export const ConfigSchema = v.strictObject({
   sandbox: v.optional(v.strictObject({ root: v.optional(pathString) })),
   models: v.optional(
     v.strictObject({
-      openai: v.optional(
-        v.strictObject({
-          baseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
-          /** Name of the env var holding the key (default OPENAI_API_KEY). The key itself never goes in a file. */
-          apiKeyEnv: v.optional(v.string()),
-          model: v.optional(v.string()),
-          timeoutSeconds: v.optional(timeoutSeconds),
-          /** Retries after the first attempt on 408, 409, 429, 5xx and network errors (the SDK's backoff, honouring Retry-After). */
-          maxRetries: v.optional(maxRetries),
-        }),
-      ),
+      /** baseUrl without `/chat/completions`; apiKeyEnv default OPENAI_API_KEY. */
+      openai: v.optional(v.strictObject(HOSTED_MODEL_ENTRIES)),
       anthropic: v.optional(
+        // baseUrl without `/v1/messages` (default https://api.anthropic.com); apiKeyEnv default ANTHROPIC_API_KEY.
         v.strictObject({
-          /** Without `/v1/messages`; default https://api.anthropic.com. */
-          baseUrl: v.optional(v.pipe(v.string(), v.url('expected an absolute URL'))),
-          /** Name of the env var holding the key (default ANTHROPIC_API_KEY). The key itself never goes in a file. */
-          apiKeyEnv: v.optional(v.string()),
-          model: v.optional(v.string()),
-          timeoutSeconds: v.optional(timeoutSeconds),
-          maxRetries: v.optional(maxRetries),
+          ...HOSTED_MODEL_ENTRIES,
           /** `max_tokens` when the agent file sets no maxOutputTokens (the Messages API requires one). */
           maxOutputTokens: v.optional(
             integerInRange(NUMERIC_RANGES['models.anthropic.maxOutputTokens'].min, NUMERIC_RANGES['models.anthropic.maxOutputTokens'].max, 'tokens'),

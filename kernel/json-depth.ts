@@ -1,10 +1,12 @@
+import { MAX_ARGUMENT_DEPTH } from './runtime/tool-call-identity.js';
+
 /**
  * How deep a tool's result data may nest (objects and arrays): as deep as the
  * runtime lets tool-call arguments nest. The runtime copies results into the
  * store and hooks; data far deeper than this would end the whole operation
  * there, so the call fails instead (tool-call-execution.ts).
  */
-export const MAX_RESULT_DATA_DEPTH = 64;
+export const MAX_RESULT_DATA_DEPTH = MAX_ARGUMENT_DEPTH;
 
 /**
  * Whether `value` nests objects or arrays more than `max` levels deep (a

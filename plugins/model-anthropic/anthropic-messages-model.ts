@@ -1,39 +1,19 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
-import type { Logger, SecretScrubber } from '../../kernel/logger.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
 import { fetchWithinDeadline, runWithinDeadline, settleOnAbort, startCallDeadline } from '../../kernel/model-call-deadline.js';
 import { scrubSecret, sdkLoggerFor } from '../../kernel/model-sdk-logger.js';
+import type { HostedModelOptions } from '../../kernel/hosted-model-options.js';
 import { ToolNameMap } from '../../kernel/model-tool-names.js';
 import { MessageAssembler } from './message-assembler.js';
 import { buildRequestBody } from './request-body.js';
 import { fromSdkError, timeoutError } from './sdk-error.js';
 
-export interface AnthropicMessagesModelOptions {
-  /** Base URL of the API, without `/v1/messages` (e.g. `https://api.anthropic.com`). */
-  baseUrl: string;
-  /** Name of the environment variable holding the API key; the key is read on every call. */
-  apiKeyEnv: string;
-  /** Model used when the request names none. */
-  model?: string;
+/** Options of the Anthropic provider: the shared hosted-model options and the default `max_tokens`. */
+export interface AnthropicMessagesModelOptions extends HostedModelOptions {
   /** `max_tokens` when the request sets no `maxOutputTokens` (the API requires one); default 4096. */
   maxOutputTokens?: number;
-  /** Deadline for one whole call (attempts, backoff pauses and the stream); 0 or less means none. */
-  timeoutSeconds: number;
-  /** Retries after the first attempt, on 408, 409, 429, 5xx (529 included) and network errors (the SDK's policy); default 2. */
-  maxRetries?: number;
-  logger?: Logger;
-  /** When given, the key is registered here on every call, so kernel logs scrub it too. */
-  secrets?: SecretScrubber;
-  /** Where the key is looked up; default `process.env`. */
-  env?: NodeJS.ProcessEnv;
-  /** Provider name agent files use in `model.provider`; default `anthropic`. */
-  name?: string;
-  /** The fetch the SDK uses; default Node's global fetch. */
-  fetch?: typeof fetch;
-  /** How much of the SDK's own logging reaches `logger` (scrubbed of the key); default `warn`. `debug` prints request and response details. */
-  sdkLogLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug';
 }
 
 /** The SDK's per-attempt timeout when the call has no deadline: the largest a timer holds. */

@@ -1,9 +1,9 @@
 import OpenAI from 'openai';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
-import type { Logger, SecretScrubber } from '../../kernel/logger.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
 import { fetchWithinDeadline, runWithinDeadline, settleOnAbort, startCallDeadline } from '../../kernel/model-call-deadline.js';
+import type { HostedModelOptions } from '../../kernel/hosted-model-options.js';
 import { ToolNameMap } from '../../kernel/model-tool-names.js';
 import { ChunkAssembler } from './chunk-assembler.js';
 import { toModelResponse, type RawCompletion } from './completion-result.js';
@@ -11,29 +11,8 @@ import { buildRequestBody } from './request-body.js';
 import { scrubSecret, sdkLoggerFor } from '../../kernel/model-sdk-logger.js';
 import { fromSdkError, timeoutError } from './sdk-error.js';
 
-export interface OpenAiChatModelOptions {
-  /** Base URL of the API, without `/chat/completions` (e.g. `https://api.openai.com/v1`). */
-  baseUrl: string;
-  /** Name of the environment variable holding the API key; the key is read on every call. */
-  apiKeyEnv: string;
-  /** Model used when the request names none. */
-  model?: string;
-  /** Deadline for one whole call (attempts, backoff pauses and the stream); 0 or less means none. */
-  timeoutSeconds: number;
-  /** Retries after the first attempt, on 408, 409, 429, 5xx and network errors (the SDK's policy); default 2. */
-  maxRetries?: number;
-  logger?: Logger;
-  /** When given, the key is registered here on every call, so kernel logs scrub it too. */
-  secrets?: SecretScrubber;
-  /** Where the key is looked up; default `process.env`. */
-  env?: NodeJS.ProcessEnv;
-  /** Provider name agent files use in `model.provider`; default `openai`. */
-  name?: string;
-  /** The fetch the SDK uses; default Node's global fetch. */
-  fetch?: typeof fetch;
-  /** How much of the SDK's own logging reaches `logger` (scrubbed of the key); default `warn`. `debug` prints request and response details. */
-  sdkLogLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug';
-}
+/** Options of the OpenAI provider: the shared hosted-model options. */
+export interface OpenAiChatModelOptions extends HostedModelOptions {}
 
 /** The SDK's per-attempt timeout when the call has no deadline: the largest a timer holds. */
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
