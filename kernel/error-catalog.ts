@@ -75,6 +75,7 @@ export const ERROR_CATALOG = {
   AGENT_RUNTIME_RUNNING: { category: 'user', summary: 'start() was called while this process already has an agent runtime (one per process; stop it first)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
+  THREAD_HOOK_INVALID: { category: 'user', summary: 'a thread hook definition (defineHook) or a hooks folder file is invalid: unknown hook name, bad id, duplicate id, missing default export' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
   HOOK_MOCK_INVALID: { category: 'user', summary: 'a beforeToolCall handler passed mock() something that is not a valid tool result' },
   HOOK_HANDLER_TIMEOUT: { category: 'user', summary: 'a local hook handler did not settle within hooks.handlerTimeoutMs' },
