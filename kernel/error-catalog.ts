@@ -36,6 +36,7 @@ export const ERROR_CATALOG = {
   OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
   OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },
   OPERATION_NOT_DONE: { category: 'user', summary: 'the operation ended in error or was interrupted, so it has no final text (run.text())' },
+  PROMPT_INVALID: { category: 'user', summary: "execAgent's prompt images are malformed: not image/* base64, too large or too many" },
   THREAD_NOT_FOUND: { category: 'user', summary: 'no thread has this id (execAgent({ threadId }), run --thread)' },
   THREAD_BUSY: { category: 'user', summary: 'the thread has an operation that is still running or waiting; finish, decide or abort it before continuing the thread' },
   THREAD_AGENT_MISMATCH: { category: 'user', summary: 'the thread belongs to another agent than the one asked to continue it' },
@@ -75,6 +76,7 @@ export const ERROR_CATALOG = {
   AGENT_RUNTIME_RUNNING: { category: 'user', summary: 'start() was called while this process already has an agent runtime (one per process; stop it first)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
+  THREAD_HOOK_INVALID: { category: 'user', summary: 'a thread hook definition (defineHook) or a hooks folder file is invalid: unknown hook name, bad id, duplicate id, missing default export' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
   HOOK_MOCK_INVALID: { category: 'user', summary: 'a beforeToolCall handler passed mock() something that is not a valid tool result' },
   HOOK_HANDLER_TIMEOUT: { category: 'user', summary: 'a local hook handler did not settle within hooks.handlerTimeoutMs' },

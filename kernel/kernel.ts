@@ -20,7 +20,7 @@ import type { Token } from './token.js';
 import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
-import type { ToolResult } from './messages.js';
+import type { MessageImage, ToolResult } from './messages.js';
 
 /** What `new Kernel(options)` takes; `createKernel` fills `config` and `plugins` for you. */
 export interface KernelOptions<C extends KernelConfig = KernelConfig> {
@@ -299,7 +299,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
    * `message.id`. Resolves true once stored; false when no loop of the
    * operation runs here, or when the loop ends (finishes, parks, stops) first.
    */
-  deliverAtNextTurn(operationId: string, message: { id: string; content: string }): Promise<boolean> {
+  deliverAtNextTurn(operationId: string, message: { id: string; content: string; images?: readonly MessageImage[] }): Promise<boolean> {
     if (this.stopping || !this.runtime) return Promise.resolve(false);
     return this.runtime.deliverAtNextTurn(operationId, message);
   }

@@ -13,6 +13,7 @@ export function newMessageRecord(m: NewMessage, id: string, operationId: string,
   const toolCalls = jsonCopy(m.toolCalls);
   if (toolCalls !== undefined) record.toolCalls = toolCalls;
   if (m.toolCallId !== undefined) record.toolCallId = m.toolCallId;
+  if (m.images !== undefined && m.images.length > 0) record.images = m.images.map((i) => ({ mediaType: i.mediaType, data: i.data }));
   const toolResult = jsonCopy(m.toolResult);
   if (toolResult !== undefined) record.toolResult = toolResult;
   return record;

@@ -60,10 +60,19 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 /** Who wrote a message; `summary` replaces compacted messages. */
 export type MessageRole = 'system' | 'user' | 'assistant' | 'tool' | 'summary';
 
+/** An image a user message carries to the model: base64 data with its `image/*` media type. */
+export interface MessageImage {
+  readonly mediaType: string;
+  /** Base64 (standard alphabet, padded), without a `data:` prefix. */
+  readonly data: string;
+}
+
 /** A message in the conversation, as stored and as given to the model. */
 export interface Message {
   role: MessageRole;
   content: string;
+  /** user: images that go to the model with the text (providers that take images send them as image parts). */
+  images?: readonly MessageImage[];
   /** assistant: the tool calls it asked for. */
   toolCalls?: ToolCall[];
   /** tool: which call this answers. */
@@ -79,7 +88,14 @@ export function estimateTokens(messages: readonly Message[]): number {
   return Math.ceil(chars / 4);
 }
 
+/**
+ * What one image counts for in {@link estimateTokens}, in characters (about
+ * 1,600 tokens: what the hosted models charge for a mid-sized image; the
+ * base64 length says nothing about it).
+ */
+export const IMAGE_ESTIMATE_CHARS = 6_400;
+
 /** What one message adds to `estimateTokens`, in characters (four to a token). */
 export function estimatedChars(m: Message): number {
-  return m.content.length + 4 + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0);
+  return m.content.length + 4 + (m.toolCalls ? JSON.stringify(m.toolCalls).length : 0) + (m.images ? m.images.length * IMAGE_ESTIMATE_CHARS : 0);
 }

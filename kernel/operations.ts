@@ -1,4 +1,4 @@
-import type { ToolResult } from './messages.js';
+import type { MessageImage, ToolResult } from './messages.js';
 import type { OperationHandle } from './operation-handle.js';
 import type { ExecAgentOptions } from './runtime/agent-runtime.js';
 import type { OperationRecord } from './store.js';
@@ -36,7 +36,7 @@ export interface Operations {
    * commit stores it under `message.id`): true once stored, false when the
    * operation is not running here or its loop ends first.
    */
-  deliverAtNextTurn(operationId: string, message: { id: string; content: string }): Promise<boolean>;
+  deliverAtNextTurn(operationId: string, message: { id: string; content: string; images?: readonly MessageImage[] }): Promise<boolean>;
   /** Resolves with the operation once it is terminal (or, with `settled`, parked too). */
   wait(operationId: string, until?: 'settled' | 'terminal'): Promise<OperationRecord>;
 }

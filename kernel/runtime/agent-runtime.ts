@@ -1,10 +1,11 @@
+import { checkMessageImages } from '../message-images.js';
 import { nowIso } from '../clock.js';
 import { timeOrderedId } from '../time-ordered-id.js';
 import { copyRecord, copyState } from './copy-state.js';
 import { deepFreeze, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, HookEventMap, StepKind, TerminalReason } from '../hooks/hook-types.js';
-import { ZERO_USAGE, addUsage, type ToolResult } from '../messages.js';
+import { ZERO_USAGE, addUsage, type MessageImage, type ToolResult } from '../messages.js';
 import { TERMINAL_STATUSES, type MessageRecord, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
 import { activeMessages, type RunningOperation } from './running-operation.js';
 import { decideNextStep, type NextStep } from './next-step.js';
@@ -73,6 +74,7 @@ export class AgentRuntime {
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
   async start(options: ExecAgentOptions): Promise<string> {
     if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
+    const images = checkMessageImages(options.promptImages, 'promptImages');
     // Time-ordered: a new operation's id goes at the right edge of the store's id index.
     const operationId = `op_${timeOrderedId()}`;
     // The definition stored with the operation (validated; asked of its agent source unless static) and its context.
@@ -97,7 +99,7 @@ export class AgentRuntime {
           // Created claimed by this process: the loop's first claim costs no write of its own.
           lease: this.driver.leaseRequest(),
         },
-        [{ role: 'user', content: options.prompt }],
+        [images === undefined ? { role: 'user', content: options.prompt } : { role: 'user', content: options.prompt, images }],
         this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
       );
     } catch (err) {
@@ -194,10 +196,16 @@ export class AgentRuntime {
    * stored; false at once when no loop of the operation runs in this
    * process, or later when the loop ends first (finish, park, stop).
    */
-  deliverAtNextTurn(operationId: string, message: { id: string; content: string }): Promise<boolean> {
+  deliverAtNextTurn(operationId: string, message: { id: string; content: string; images?: readonly MessageImage[] }): Promise<boolean> {
     const op = this.running.get(operationId);
     if (this.stopping || !op?.loopActive || op.stale || op.finishing || TERMINAL.has(op.record.status)) return Promise.resolve(false);
-    return new Promise((resolve) => (op.inbox ??= []).push({ id: message.id, content: message.content, resolve }));
+    let images: readonly MessageImage[] | undefined;
+    try {
+      images = checkMessageImages(message.images, 'images');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve) => (op.inbox ??= []).push(images === undefined ? { id: message.id, content: message.content, resolve } : { id: message.id, content: message.content, images, resolve }));
   }
 
   /** Resolves when the operation is parked or terminal (`settled`) or only when terminal. */

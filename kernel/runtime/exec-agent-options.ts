@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../agent-definition.js';
 import type { AgentHook } from '../hooks/hook-types.js';
+import type { MessageImage } from '../messages.js';
 
 /** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
 export interface ExecAgentOptions {
@@ -13,6 +14,12 @@ export interface ExecAgentOptions {
    */
   agentSource?: string;
   prompt: string;
+  /**
+   * Images sent to the model with the prompt (stored with its message): base64
+   * `image/*`, at most 16 of at most 14 MiB of base64 each (PROMPT_INVALID).
+   * Providers that take images send them as image parts.
+   */
+  promptImages?: readonly MessageImage[];
   hooks?: readonly AgentHook[];
   /** runtime.userId: wins over origin.userId. */
   userId?: string;

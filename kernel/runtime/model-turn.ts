@@ -72,7 +72,9 @@ export function promptMessages(op: RunningOperation): readonly Message[] {
   const source = op.messages;
   for (let i = prompt.seen; i < source.length; i++) {
     const m = source[i]!;
-    prompt.messages.push({ role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult });
+    prompt.messages.push(m.images === undefined
+      ? { role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult }
+      : { role: m.role, content: m.content, images: m.images });
   }
   prompt.seen = source.length;
   return prompt.messages;

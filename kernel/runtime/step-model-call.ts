@@ -2,7 +2,8 @@ import { callAllowed, SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import type { StepExecutor } from './step-executor.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
-import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
+import type { Message } from '../messages.js';
+import { confirmTurnDeliveries, takeTurnDeliveries, type TurnDelivery } from './turn-inbox.js';
 
 /**
  * `call_llm`: one model turn. Its answer and the calls it asks for go into
@@ -13,10 +14,10 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const state = draft.state;
   // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
   const joined = takeTurnDeliveries(op);
-  const prompt = joined.length === 0 ? promptMessages(op) : [...promptMessages(op), ...joined.map((d) => ({ role: 'user' as const, content: d.content }))];
+  const prompt = joined.length === 0 ? promptMessages(op) : [...promptMessages(op), ...joined.map(joinedMessage)];
   const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
   if (joined.length > 0) {
-    draft.commit.messages.push(...joined.map((d) => ({ id: d.id, role: 'user' as const, content: d.content })));
+    draft.commit.messages.push(...joined.map((d) => ({ id: d.id, ...joinedMessage(d) })));
     draft.effects = () => (confirmTurnDeliveries(op, joined), Promise.resolve());
   }
   draft.usage = usageOf(op, response);
@@ -31,3 +32,8 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   deps.events.emit({ type: 'assistant_message', operationId: op.record.id, stepIndex: draft.stepIndex, text: response.text, toolCalls });
   return 'ready';
 };
+
+/** A joined delivery as a user message (with its images when it has any). */
+function joinedMessage(d: TurnDelivery): Message {
+  return d.images === undefined || d.images.length === 0 ? { role: 'user', content: d.content } : { role: 'user', content: d.content, images: d.images };
+}

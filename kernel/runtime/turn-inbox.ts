@@ -1,3 +1,4 @@
+import type { MessageImage } from '../messages.js';
 import type { RunningOperation } from './running-operation.js';
 
 /**
@@ -11,6 +12,8 @@ export interface TurnDelivery {
   /** The stored message's id (the store refuses a second message with it). */
   readonly id: string;
   readonly content: string;
+  /** Images that go with it (validated by the sender: checkMessageImages). */
+  readonly images?: readonly MessageImage[];
   readonly resolve: (joined: boolean) => void;
 }
 

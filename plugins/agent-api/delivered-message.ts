@@ -1,3 +1,5 @@
+import { MAX_IMAGES_PER_MESSAGE } from '../../kernel/message-images.js';
+import type { MessageImage } from '../../kernel/messages.js';
 import { InvalidRequestError } from './agent-errors.js';
 
 /** An image for a vision-capable model: base64 `data`, its MIME type, optionally the file name it came from. */
@@ -69,6 +71,13 @@ function parseUser(input: Record<string, unknown>, where: string): DeliveredUser
   const body = requireString(input.body, `${where}.body`);
   if (input.attachments === undefined) return Object.freeze({ kind: 'user', body });
   if (!Array.isArray(input.attachments)) throw invalid(`${where}.attachments`, 'must be an array of images', input.attachments);
+  if (input.attachments.length > MAX_IMAGES_PER_MESSAGE) {
+    throw new InvalidRequestError(`${where}.attachments has ${input.attachments.length} images; at most ${MAX_IMAGES_PER_MESSAGE} go with one message`, {
+      field: `${where}.attachments`,
+      length: input.attachments.length,
+      max: MAX_IMAGES_PER_MESSAGE,
+    });
+  }
   const attachments = input.attachments.map((a, i) => parseAttachment(a, `${where}.attachments[${i}]`));
   return Object.freeze({ kind: 'user', body, attachments: Object.freeze(attachments) as DeliveredAttachment[] });
 }
@@ -166,4 +175,15 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
   return typeof value;
+}
+
+/**
+ * The images a delivered message sends to the model with its text: a user
+ * message's attachments (media types lowercased: MIME types are
+ * case-insensitive, the core takes them lowercase); undefined for none and
+ * for signals.
+ */
+export function deliveredImages(message: DeliveredMessage): readonly MessageImage[] | undefined {
+  if (message.kind !== 'user' || message.attachments === undefined || message.attachments.length === 0) return undefined;
+  return message.attachments.map((a) => ({ mediaType: a.mimeType.toLowerCase(), data: a.data }));
 }

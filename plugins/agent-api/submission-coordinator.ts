@@ -9,7 +9,7 @@ import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSett
 import type { AgentDirectory } from './agent-directory.js';
 import { AgentRuntimeNotStartedError } from './agent-errors.js';
 import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.js';
-import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
+import { deliveredImages, parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 import { validateAgentStatics } from './agent-identity.js';
 import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
 import { deadlineHook, operationOfSubmission, untilEnd, waitForThreadIdle } from './submission-operation.js';
@@ -238,12 +238,15 @@ export class SubmissionCoordinator {
     const begun = await this.deps.store.beginSubmissionAttempt(submission.id);
     for (;;) {
       let handle: OperationHandle;
+      const message = parseDeliveredMessage(submission.message);
+      const images = deliveredImages(message);
       try {
         handle = await this.deps.operations.execAgent({
           threadId: submission.threadId,
           agentSource: this.deps.agentSource,
           agentId: submission.agentId,
-          prompt: renderDeliveredMessage(parseDeliveredMessage(submission.message)),
+          prompt: renderDeliveredMessage(message),
+          ...(images !== undefined ? { promptImages: images } : {}),
           context: { [SUBMISSION_CONTEXT_KEY]: submission.id },
           hooks: [deadlineHook(begun, timeoutMs, (operationId) => this.pastDeadline(submission.id, operationId))],
         });

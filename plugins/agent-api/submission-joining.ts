@@ -1,7 +1,7 @@
 import type { Operations } from '../../kernel/operations.js';
 import type { Store } from '../../kernel/store.js';
 import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
-import { parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
+import { deliveredImages, parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 
 /** The id a joined delivery's message is stored under: one per submission, so it can be stored (and found) once. */
 export function joinMessageId(submissionId: string): string {
@@ -72,8 +72,10 @@ export class SubmissionJoins {
 
   private async join(submission: SubmissionRecord, host: LiveHost): Promise<boolean> {
     const id = joinMessageId(submission.id);
-    const content = renderDeliveredMessage(parseDeliveredMessage(submission.message));
-    const delivered = (await this.operations.deliverAtNextTurn(host.operationId, { id, content })) || (await this.stored(submission.threadId, id)) !== undefined;
+    const message = parseDeliveredMessage(submission.message);
+    const content = renderDeliveredMessage(message);
+    const images = deliveredImages(message);
+    const delivered = (await this.operations.deliverAtNextTurn(host.operationId, images === undefined ? { id, content } : { id, content, images })) || (await this.stored(submission.threadId, id)) !== undefined;
     if (!delivered) return false;
     this.remember(host.submissionId, submission.id);
     await this.store.joinSubmission(submission.id, host.submissionId);

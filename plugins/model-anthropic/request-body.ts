@@ -1,4 +1,5 @@
 import type {
+  Base64ImageSource,
   ContentBlockParam,
   MessageCreateParamsStreaming,
   MessageParam,
@@ -44,7 +45,11 @@ export function toAnthropicConversation(messages: readonly Message[], names: Too
         if (m.content !== '') system.push({ type: 'text', text: m.content });
         return;
       case 'user':
-        push('user', textBlocks(m.content));
+        // Images first, then the text (the order Anthropic's guide recommends).
+        push('user', [
+          ...(m.images ?? []).map((i): ContentBlockParam => ({ type: 'image', source: { type: 'base64', media_type: i.mediaType as Base64ImageSource['media_type'], data: i.data } })),
+          ...textBlocks(m.content),
+        ]);
         return;
       case 'assistant':
         push('assistant', [

@@ -21,7 +21,15 @@ export function toChatMessages(messages: readonly Message[], names: ToolNameMap)
       case 'summary':
         return { role: 'system', content: m.content };
       case 'user':
-        return { role: 'user', content: m.content };
+        if (m.images === undefined || m.images.length === 0) return { role: 'user', content: m.content };
+        // Images go as data URLs after the text (Chat Completions' image_url parts).
+        return {
+          role: 'user',
+          content: [
+            ...(m.content !== '' ? [{ type: 'text' as const, text: m.content }] : []),
+            ...m.images.map((i) => ({ type: 'image_url' as const, image_url: { url: `data:${i.mediaType};base64,${i.data}` } })),
+          ],
+        };
       case 'assistant': {
         const calls = m.toolCalls ?? [];
         if (calls.length === 0) return { role: 'assistant', content: m.content };

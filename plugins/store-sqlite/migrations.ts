@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../kernel/logger.js';
+import { MESSAGE_IMAGES_MIGRATION } from './message-images-migration.js';
 import { SUBMISSIONS_MIGRATION } from './submissions-migration.js';
 
 /** One schema step. `version` counts up from 1 without gaps; a shipped migration never changes. */
@@ -343,6 +344,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     },
   },
   SUBMISSIONS_MIGRATION,
+  MESSAGE_IMAGES_MIGRATION,
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -33,6 +33,7 @@ export interface MessageRow {
   tool_result: string | null;
   compacted_into: string | null;
   created_at: string;
+  images: string | null;
 }
 
 export interface ThreadRow {
@@ -119,6 +120,7 @@ export function toMessageRecord(row: MessageRow, ids: MessageIds): MessageRecord
   const toolResult = fromJson<MessageRecord['toolResult']>(row.tool_result);
   if (toolResult !== undefined) record.toolResult = toolResult;
   if (row.compacted_into !== null) record.compactedInto = row.compacted_into;
+  if (row.images !== null) record.images = JSON.parse(row.images) as MessageRecord['images'];
   return record;
 }
 

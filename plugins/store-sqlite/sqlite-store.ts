@@ -81,7 +81,7 @@ const OPERATION_FROM = `operations o JOIN agent_definitions a ON a.seq = o.agent
  * see migration 5); `id` is NULL for a generated id (derived from the key).
  */
 const MESSAGE_COLUMNS = `l.key, l.message_id AS id, o.id AS operation_id, l.message_seq AS seq, o.position_base + l.message_seq AS position, l.role, l.content, l.tool_calls, l.tool_call_id,
-  l.tool_result, l.compacted_into, l.created_at`;
+  l.tool_result, l.compacted_into, l.created_at, l.images`;
 const MESSAGE_FROM = `operations o JOIN operation_log l ON ${LOG_RANGE('l')}`;
 const DECISION_COLUMNS =
   'id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason, defaulted, latency_micros, input_digest, raw_input';
@@ -172,9 +172,9 @@ function prepareStatements(db: Database.Database) {
          o.position_base
        FROM operations o WHERE o.seq = ? AND o.id = ?`,
     ).raw(),
-    insertMessage: db.prepare<[number, number, string, number, string | null, string, string, string | null, string | null, string | null]>(
-      `INSERT INTO operation_log (key, operation_seq, entry, created_at, message_seq, message_id, role, content, tool_calls, tool_call_id, tool_result)
-       VALUES (?, ?, 'message', ?, ?, ?, ?, ?, ?, ?, ?)`,
+    insertMessage: db.prepare<[number, number, string, number, string | null, string, string, string | null, string | null, string | null, string | null]>(
+      `INSERT INTO operation_log (key, operation_seq, entry, created_at, message_seq, message_id, role, content, tool_calls, tool_call_id, tool_result, images)
+       VALUES (?, ?, 'message', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // A generated id names the message at its key only when that message has no supplied id.
     messageKeyExists: db.prepare<[number], number>("SELECT 1 FROM operation_log WHERE key = ? AND entry = 'message' AND message_id IS NULL").pluck(),
@@ -421,7 +421,7 @@ export class SqliteStore implements Store {
       }
       let records: MessageRecord[];
       const only = messages.length === 1 ? messages[0]! : undefined;
-      if (step && only && only.id === undefined) {
+      if (step && only && only.id === undefined && only.images === undefined) {
         // The step loop's usual commit: its step and one message with a generated id, one statement for both rows.
         const key = nextKey;
         try {
@@ -887,7 +887,8 @@ export class SqliteStore implements Store {
       }
       const id = m.id ?? ids.forKey(key);
       try {
-        s.insertMessage.run(key, opSeq, now, seq, m.id ?? null, m.role, m.content, toJson(m.toolCalls), m.toolCallId ?? null, toJson(m.toolResult));
+        s.insertMessage.run(key, opSeq, now, seq, m.id ?? null, m.role, m.content, toJson(m.toolCalls), m.toolCallId ?? null, toJson(m.toolResult),
+          m.images !== undefined && m.images.length > 0 ? JSON.stringify(m.images) : null);
       } catch (err) {
         if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${id} already exists`, { cause: err });
         throw err;

@@ -128,6 +128,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.deepEqual(await store.loadHooks('op-1'), [{ id: 'hook-1', type: 'beforeToolCall' }]);
       });
 
+      it('keeps the images of user messages, at create and in a step commit (the one-row path included), and none elsewhere', async () => {
+        const png = { mediaType: 'image/png', data: 'iVBORw0KGgo=' };
+        const jpeg = { mediaType: 'image/jpeg', data: '/9j/4AAQ' };
+        const created = await store.createOperation(newOperation('op-1'), [{ role: 'user', content: 'look', images: [png, jpeg] }], []);
+        const step = { operationId: 'op-1', stepIndex: 0, kind: 'call_llm' as const, startedAt: created.createdAt, finishedAt: created.createdAt, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 }, summary: {} };
+        const written = await store.commitStep('op-1', { state: state({ stepIndex: 1 }), step, messages: [{ role: 'user', content: 'and this', images: [jpeg] }] });
+        assert.deepEqual(written.map((m) => m.images), [[jpeg]]);
+        await store.commitStep('op-1', { state: state({ stepIndex: 2 }), step: { ...step, stepIndex: 1 }, messages: [{ role: 'assistant', content: 'two images' }] });
+        const messages = await store.listMessages('op-1');
+        assert.deepEqual(messages.map((m) => [m.content, m.images]), [['look', [png, jpeg]], ['and this', [jpeg]], ['two images', undefined]]);
+        assert.equal('images' in messages[2]!, false);
+        assert.deepEqual((await store.listThreadMessages(created.threadId)).map((m) => m.images?.length ?? 0), [2, 1, 0]);
+      });
+
       it('creates nothing when one of the first messages has an id already in use', async () => {
         await store.createOperation(newOperation('op-1'), [{ id: 'm-1', role: 'user', content: 'hi' }], []);
         await rejectsWithCode(

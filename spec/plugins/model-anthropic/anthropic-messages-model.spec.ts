@@ -196,6 +196,23 @@ describe('plugins/model-anthropic AnthropicMessagesModel (against a loopback Mes
     });
   });
 
+  describe('images', () => {
+    it('sends a user message with images as base64 image blocks before its text', async () => {
+      const messages: Message[] = [
+        { role: 'user', content: 'What is this?', images: [{ mediaType: 'image/png', data: 'iVBORw0KGgo=' }] },
+        { role: 'assistant', content: 'A pixel.' },
+        { role: 'user', content: '', images: [{ mediaType: 'image/gif', data: 'R0lGODlh' }] },
+      ];
+      server.enqueue(stream(textAnswer('ok')));
+      await model.complete(request({ messages }));
+      assert.deepEqual(server.lastRequest.body.messages, [
+        { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }, { type: 'text', text: 'What is this?' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'A pixel.' }] },
+        { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/gif', data: 'R0lGODlh' } }] },
+      ]);
+    });
+  });
+
   describe('the request it sends', () => {
     it('POSTs {baseUrl}/v1/messages with the key as a Bearer token (as the SDK 1.x sends it), an anthropic-version, and a stream', async () => {
       server.enqueue(stream(textAnswer('ok')));

@@ -276,6 +276,30 @@ describe('plugins/model-openai OpenAiChatModel (against a loopback OpenAI-compat
     });
   });
 
+  describe('images', () => {
+    it('sends a user message with images as text and image_url data-URL parts', async () => {
+      const messages: Message[] = [
+        { role: 'user', content: 'What is in these?', images: [{ mediaType: 'image/png', data: 'iVBORw0KGgo=' }, { mediaType: 'image/jpeg', data: '/9j/4AAQ' }] },
+        { role: 'user', content: '', images: [{ mediaType: 'image/webp', data: 'UklGRg==' }] },
+        { role: 'user', content: 'no images', images: [] },
+      ];
+      server.enqueue(sse([textChunk('two pictures'), finishChunk('stop')]));
+      await model.complete(request({ messages }));
+      assert.deepEqual(server.lastRequest.body.messages, [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in these?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQ' } },
+          ],
+        },
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/webp;base64,UklGRg==' } }] },
+        { role: 'user', content: 'no images' },
+      ]);
+    });
+  });
+
   describe('a plain JSON answer', () => {
     it('reads text, tool calls, finish reason and usage from a non-streaming chat.completion', async () => {
       server.enqueue(
