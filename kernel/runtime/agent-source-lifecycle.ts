@@ -1,5 +1,5 @@
 import { HookgateError } from '../errors.js';
-import type { StepCommit } from '../store.js';
+import type { NewMessage, StepCommit } from '../store.js';
 import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource } from './agent-source.js';
 import { boundSourceOf, sourceFailed } from './agent-source-step.js';
 import { copyState } from './copy-state.js';
@@ -68,6 +68,31 @@ export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation): Recor
   const { source } = boundSourceOf(deps, op);
   return source.threadValues?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
 }
+
+/**
+ * The messages the operation's source puts in front of the model at this
+ * model turn (`turnMessages`; none for a source without it). A throw is
+ * AGENT_SOURCE_FAILED naming the source; an answer that is not an array of
+ * messages AGENT_SOURCE_INVALID.
+ */
+export function sourceTurnMessages(deps: RuntimeDeps, op: RunningOperation): readonly NewMessage[] {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  if (source.turnMessages === undefined) return NO_MESSAGES;
+  const record = op.record;
+  let messages: readonly NewMessage[] | undefined;
+  try {
+    messages = source.turnMessages(record.agentId, { operationId: record.id, threadId: record.threadId, stepIndex: record.state.stepIndex, operation: record, definition: op.agent, messages: op.messages });
+  } catch (err) {
+    throw sourceFailed(sourceId, record.agentId, record.state.stepIndex, err, 'narrate the model turn of');
+  }
+  if (messages === undefined) return NO_MESSAGES;
+  if (!Array.isArray(messages) || messages.some((m) => m === null || typeof m !== 'object' || typeof m.content !== 'string' || m.role !== 'user')) {
+    throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from turnMessages something that is not an array of user messages`, { details: { source: sourceId } });
+  }
+  return messages;
+}
+
+const NO_MESSAGES: readonly NewMessage[] = Object.freeze([]);
 
 /** Tells the source the operation is terminal here; a throw is logged, never raised. */
 export function sourceSettled(deps: RuntimeDeps, op: RunningOperation): void {

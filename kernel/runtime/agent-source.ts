@@ -116,6 +116,17 @@ export interface AgentSource {
    * transaction (`StepCommit.threadValues`).
    */
   threadValues?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): Record<string, unknown> | undefined;
+  /**
+   * Optional, synchronous: messages to put in front of the model at the
+   * model turn about to run (a turn boundary), asked after the step's view
+   * was read. They go into that turn's prompt and its commit (user role, in
+   * order, before any delivery joining at the same boundary), with the
+   * thread values the source holds then (`threadValues`), so a message and
+   * what the source recorded about it are stored together or not at all.
+   * Undefined or empty: nothing. A throw ends the operation in error
+   * (AGENT_SOURCE_FAILED).
+   */
+  turnMessages?(ref: string, context: AgentSourceContext): readonly NewMessage[] | undefined;
   /** Optional: the operation reached a terminal status in this process (the source may forget what it kept for it). Never throws into the runtime. */
   settled?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): void;
 }

@@ -2,6 +2,7 @@ import { callAllowed, SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import type { StepExecutor } from './step-executor.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
+import { sourceTurnMessages } from './agent-source-lifecycle.js';
 import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
 
 /**
@@ -12,9 +13,14 @@ import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
 export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const state = draft.state;
   // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
+  // The source's own narration first (agent functions' resource signals), stored with the thread values it goes with.
+  const narrated = sourceTurnMessages(deps, op);
   const joined = takeTurnDeliveries(op);
-  const prompt = joined.length === 0 ? promptMessages(op) : [...promptMessages(op), ...joined.map((d) => ({ role: 'user' as const, content: d.content }))];
+  let prompt = promptMessages(op);
+  if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];
+  if (joined.length > 0) prompt = [...prompt, ...joined.map((d) => ({ role: 'user' as const, content: d.content }))];
   const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
+  if (narrated.length > 0) draft.commit.messages.push(...narrated.map((m) => ({ ...m })));
   if (joined.length > 0) {
     draft.commit.messages.push(...joined.map((d) => ({ id: d.id, role: 'user' as const, content: d.content })));
     draft.effects = () => (confirmTurnDeliveries(op, joined), Promise.resolve());
