@@ -1,6 +1,6 @@
 import { HookgateError } from '../errors.js';
 import type { NewMessage, StepCommit } from '../store.js';
-import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource } from './agent-source.js';
+import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource, AgentTurnNarration } from './agent-source.js';
 import { boundSourceOf, sourceFailed } from './agent-source-step.js';
 import { copyState } from './copy-state.js';
 import type { RunningOperation } from './running-operation.js';
@@ -70,29 +70,31 @@ export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation): Recor
 }
 
 /**
- * The messages the operation's source puts in front of the model at this
- * model turn (`turnMessages`; none for a source without it). A throw is
- * AGENT_SOURCE_FAILED naming the source; an answer that is not an array of
- * messages AGENT_SOURCE_INVALID.
+ * What the operation's source says at this model turn (`turnMessages`;
+ * nothing for a source without it): the messages and, when given, the
+ * `sourceState` for the turn's commit. A throw is AGENT_SOURCE_FAILED naming
+ * the source; an answer whose messages are not user messages
+ * AGENT_SOURCE_INVALID.
  */
-export function sourceTurnMessages(deps: RuntimeDeps, op: RunningOperation): readonly NewMessage[] {
+export function sourceTurnNarration(deps: RuntimeDeps, op: RunningOperation): { readonly messages: readonly NewMessage[]; readonly sourceState?: unknown } {
   const { source, sourceId } = boundSourceOf(deps, op);
-  if (source.turnMessages === undefined) return NO_MESSAGES;
+  if (source.turnMessages === undefined) return SILENT;
   const record = op.record;
-  let messages: readonly NewMessage[] | undefined;
+  let said: AgentTurnNarration | undefined;
   try {
-    messages = source.turnMessages(record.agentId, { operationId: record.id, threadId: record.threadId, stepIndex: record.state.stepIndex, operation: record, definition: op.agent, messages: op.messages });
+    said = source.turnMessages(record.agentId, { operationId: record.id, threadId: record.threadId, stepIndex: record.state.stepIndex, operation: record, definition: op.agent, messages: op.messages });
   } catch (err) {
     throw sourceFailed(sourceId, record.agentId, record.state.stepIndex, err, 'narrate the model turn of');
   }
-  if (messages === undefined) return NO_MESSAGES;
-  if (!Array.isArray(messages) || messages.some((m) => m === null || typeof m !== 'object' || typeof m.content !== 'string' || m.role !== 'user')) {
-    throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from turnMessages something that is not an array of user messages`, { details: { source: sourceId } });
+  if (said === undefined) return SILENT;
+  const messages = said?.messages ?? [];
+  if (said === null || typeof said !== 'object' || !Array.isArray(messages) || messages.some((m) => m === null || typeof m !== 'object' || typeof m.content !== 'string' || m.role !== 'user')) {
+    throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from turnMessages something that is not { messages?: user messages, sourceState? }`, { details: { source: sourceId } });
   }
-  return messages;
+  return said.sourceState !== undefined ? { messages, sourceState: said.sourceState } : { messages };
 }
 
-const NO_MESSAGES: readonly NewMessage[] = Object.freeze([]);
+const SILENT = Object.freeze({ messages: Object.freeze([]) as readonly NewMessage[] });
 
 /** Tells the source the operation is terminal here; a throw is logged, never raised. */
 export function sourceSettled(deps: RuntimeDeps, op: RunningOperation): void {

@@ -2,7 +2,7 @@ import { callAllowed, SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
 import type { StepExecutor } from './step-executor.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
-import { sourceTurnMessages } from './agent-source-lifecycle.js';
+import { sourceTurnNarration } from './agent-source-lifecycle.js';
 import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
 
 /**
@@ -13,8 +13,10 @@ import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
 export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const state = draft.state;
   // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
-  // The source's own narration first (agent functions' resource signals), stored with the thread values it goes with.
-  const narrated = sourceTurnMessages(deps, op);
+  // The source's own narration first (agent functions' resource signals), stored with the state it keeps about it.
+  const narration = sourceTurnNarration(deps, op);
+  const narrated = narration.messages;
+  if (narration.sourceState !== undefined) state.sourceState = narration.sourceState;
   const joined = takeTurnDeliveries(op);
   let prompt = promptMessages(op);
   if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];

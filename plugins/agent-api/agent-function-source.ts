@@ -16,7 +16,7 @@ import type { DispatchReceipt } from './dispatch.js';
 import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
 import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';
-import { compactionMarkOf, narrateResources, narrationText, NARRATED_RESOURCES_VALUE } from './resource-narration.js';
+import { compactionMarkOf, narrateResources, narrationText } from './resource-narration.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -76,9 +76,10 @@ interface OperationSession {
  * appended signals) and, with `sendToSelf`, the instance's dispatcher.
  * Render errors reject the step (the operation ends in error naming them).
  * At each model turn (`turnMessages`) the render's `resourceKinds` and
- * instructions are diffed against the last-narrated snapshot (a reserved
- * thread value): the `resources` / `instructions` signals go in front of
- * the model and the snapshot commits with that turn (resource-narration.ts).
+ * instructions are diffed against the last-narrated snapshot (the
+ * operation's `state.sourceState`, carried on along the thread): the
+ * `resources` / `instructions` signals go in front of the model and the
+ * snapshot commits with that turn (resource-narration.ts).
  */
 export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
@@ -212,9 +213,8 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const session = sessions.get(context.operationId);
       if (session?.render === undefined) return undefined;
       // What this turn's render declares against what was last narrated; the new snapshot commits with the turn.
-      const narration = narrateResources(resourceKinds, session.render, session.buffer.current(NARRATED_RESOURCES_VALUE)?.value, compactionMarkOf(context.messages));
-      session.buffer.write(NARRATED_RESOURCES_VALUE, narration.snapshot);
-      return narration.signals.map((signal) => ({ role: 'user' as const, content: narrationText(signal) }));
+      const narration = narrateResources(resourceKinds, session.render, context.operation?.state.sourceState, compactionMarkOf(context.messages));
+      return { messages: narration.signals.map((signal) => ({ role: 'user' as const, content: narrationText(signal) })), sourceState: narration.snapshot };
     },
 
     threadValues(_ref, context) {

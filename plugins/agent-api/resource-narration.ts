@@ -1,20 +1,14 @@
 import { renderDeliveredMessage, type DeliveredSignal } from './delivered-message.js';
 import type { RenderedAgent } from './render-agent.js';
 import { digestOf, type ResourceEntry, type ResourceKind } from './resource-kinds.js';
-import { RESERVED_VALUE_PREFIX } from './thread-state-buffer.js';
-
-/**
- * The thread value holding what was last narrated to the model (a
- * {@link NarratedSnapshot}): it commits with the model turn whose prompt
- * carried the signals, so a restart neither repeats nor loses one.
- */
-export const NARRATED_RESOURCES_VALUE = `${RESERVED_VALUE_PREFIX}hookgate.narratedResources`;
 
 /** The fixed body of the `instructions` signal: the live system prompt already is the new version. */
 export const INSTRUCTIONS_UPDATED = 'System instructions updated.';
 
 /**
- * What the model was last told: per kind, each entry's name with a
+ * What the model was last told (stored as the operation's
+ * `state.sourceState`, committed with the model turn whose prompt carried
+ * the signals, so a restart neither repeats nor loses one): per kind, each entry's name with a
  * fingerprint of its description and digest (pairs, so no name can be an
  * object key like `__proto__`); the instruction document's digest; and the
  * compaction the snapshot belongs to (the id of the latest summary in the
