@@ -88,7 +88,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     id: AGENT_TOOL_SOURCE,
     list: () => [],
     async execute(call, ctx) {
-      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
+      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => (t.remote === undefined ? call.identifier === AGENT_TOOL_IDENTIFIER && t.name === call.apiName : t.remote.identifier === call.identifier && t.remote.apiName === call.apiName));
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
       return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
     },
@@ -243,7 +243,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       ...(rendered.instructions !== undefined ? { instructions: rendered.instructions } : {}),
       model,
       tools: Object.freeze(entries),
-      allowList: entries.length > 0 ? ALLOW_AGENT_TOOLS : ALLOW_NONE,
+      allowList: allowListOf(rendered.tools),
       limits: LIMITS,
     });
     if (session !== undefined) {
@@ -254,11 +254,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   }
 
   function entryFor(session: OperationSession | undefined, tool: AgentTool): ToolEntry {
-    const key = `${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
+    const key = `${tool.remote?.identifier ?? ''}\u0000${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
     const known = session?.entries.get(tool.name);
     if (known !== undefined && known.key === key) return known.entry;
     const entry: ToolEntry = Object.freeze({
-      tool: Object.freeze({ identifier: AGENT_TOOL_IDENTIFIER, apiName: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: AGENT_TOOL_SOURCE }),
+      // An MCP tool keeps its own identity (mcp__<server>/<tool>), so its server's policies and allow-lists apply to it.
+      tool: Object.freeze({ identifier: tool.remote?.identifier ?? AGENT_TOOL_IDENTIFIER, apiName: tool.remote?.apiName ?? tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: tool.remote?.toolSource ?? AGENT_TOOL_SOURCE }),
       source: tools,
     });
     session?.entries.set(tool.name, { key, entry });
@@ -278,6 +279,14 @@ function deliveredOf(message: unknown): DeliveredMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What a render's tools may be called as: `agent/*`, and `<identifier>/*` for each identity of a remote (MCP) tool. */
+function allowListOf(tools: readonly AgentTool[]): readonly string[] {
+  if (tools.length === 0) return ALLOW_NONE;
+  if (tools.every((t) => t.remote === undefined)) return ALLOW_AGENT_TOOLS;
+  const identities = new Set(tools.filter((t) => t.remote !== undefined).map((t) => `${t.remote!.identifier}/*`));
+  return Object.freeze([...ALLOW_AGENT_TOOLS, ...identities]);
 }
 
 function sameEntries(a: readonly ToolEntry[], b: readonly ToolEntry[]): boolean {
