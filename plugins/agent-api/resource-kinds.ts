@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AgentTool } from './define-tool.js';
 import type { RenderedAgent } from './render-agent.js';
 
 /** One declared resource as its narration reads it: a name, the description the model is shown, and a digest of anything else that counts as a change. */
@@ -31,12 +32,21 @@ export function digestOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value) ?? 'undefined').digest('hex');
 }
 
+/** Each tool's entry, made once per (frozen) tool: renders mount the same objects turn after turn. */
+const toolEntries = new WeakMap<AgentTool, ResourceEntry>();
+
+function toolEntry(tool: AgentTool): ResourceEntry {
+  let entry = toolEntries.get(tool);
+  if (entry === undefined) toolEntries.set(tool, (entry = Object.freeze({ name: tool.name, description: tool.description, digest: digestOf(tool.parameters ?? null) })));
+  return entry;
+}
+
 /** The tools a render mounts with `useTool`: updated when the description or the input schema's digest changes. */
 export const TOOL_RESOURCES: ResourceKind = Object.freeze({
   kind: 'tool',
   plural: 'tools',
   nameOnlyUpdates: true,
-  entries: (render: RenderedAgent) => render.tools.map((tool) => ({ name: tool.name, description: tool.description, digest: digestOf(tool.parameters ?? null) })),
+  entries: (render: RenderedAgent) => render.tools.map(toolEntry),
 });
 
 /**

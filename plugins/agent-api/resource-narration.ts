@@ -104,8 +104,17 @@ function entriesOf(kind: ResourceKind, render: RenderedAgent): readonly Resource
   return entries.filter((e) => (seen.has(e.name) ? false : (seen.add(e.name), true)));
 }
 
+/** Fingerprints of entry objects a kind hands out again (tools: one entry per tool object). */
+const fingerprints = new WeakMap<ResourceEntry, string>();
+
 function fingerprintOf(entry: ResourceEntry): string {
-  return digestOf([entry.description, entry.digest ?? null]);
+  let known = fingerprints.get(entry);
+  if (known === undefined) {
+    known = digestOf([entry.description, entry.digest ?? null]);
+    // Only frozen entries can be remembered: a mutable one may change under the cache.
+    if (Object.isFrozen(entry)) fingerprints.set(entry, known);
+  }
+  return known;
 }
 
 function asSnapshot(value: unknown): NarratedSnapshot | undefined {

@@ -1,4 +1,14 @@
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ModelRequest } from '../../../kernel/model.js';
+import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
+import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { cliEnv, killed } from '../../helpers/cli-process.js';
+import { Flipper, flipperModel } from './fixtures/flipper-agent.js';
 import * as v from 'valibot';
 import type { AgentSource, AgentView } from '../../../kernel/runtime/agent-source.js';
 import type { Message } from '../../../kernel/messages.js';
@@ -12,10 +22,35 @@ import { useInstruction } from '../../../plugins/agent-api/use-instruction.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { usePersistentState } from '../../../plugins/agent-api/use-persistent-state.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
-import { startKernel, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { startKernel, until, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 import { addAgentFunctions, agentToolTurn, instanceThread, recordedModel, runAgent, startAgentKernel } from './agent-api-fixtures.js';
 
 const SIGNAL = /^<signal type="(resources|instructions)"/;
+const FLIPPER_CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'flipper-child.js');
+
+/** The first NDJSON line of `child` with `type` (rejects if it exits first). */
+function firstLine(child: ChildProcess, type: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      buffer += d;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        try {
+          const event = JSON.parse(line) as Record<string, unknown>;
+          if (event.type === type) resolve(event);
+        } catch {
+          // a log line
+        }
+      }
+    });
+    child.on('close', (code) => reject(new Error(`the child exited (${code}) before printing ${type}: ${stderr}`)));
+  });
+}
 
 /** The framework's narration signals in a request's messages. */
 function signalsIn(messages: readonly Message[]): string[] {
@@ -251,6 +286,38 @@ describe('agent API: resource signals', () => {
       assert.equal(c.model.requests[1]!.messages.at(-1)!.content, 'four');
       const stored = await c.kernel.store.listThreadMessages(threadId);
       assert.equal(stored.filter((m) => SIGNAL.test(m.content)).length, 2);
+    });
+  });
+
+  describe('a process killed while the model held a narrated prompt (SQLite, SIGKILL)', function () {
+    this.timeout(60_000);
+    let dir: string;
+    let runtime: AgentRuntimeHandle | undefined;
+    let child: ChildProcess | undefined;
+    afterEach(async () => {
+      if (child !== undefined && child.exitCode === null && child.signalCode === null) await killed(child);
+      await runtime?.stop();
+      runtime = undefined;
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it('the signal was never committed, so the resumed turn narrates it again: stored once, seen by the answering model', async () => {
+      dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-signals-')));
+      const db = path.join(dir, 'run.db');
+      child = spawn(process.execPath, [FLIPPER_CHILD, db], { env: cliEnv({ HOOKGATE_RUNTIME__LEASE_MS: '1500' }), stdio: ['ignore', 'pipe', 'pipe'] });
+      const hung = await firstLine(child, 'hung');
+      const narrated = toolSignal('New tool available:\n- **fire** — Fires\nAll available tools: arm, fire');
+      assert.equal(hung.last, narrated, 'the killed process had sent the signal to the model');
+      await killed(child);
+
+      const requests: ModelRequest[] = [];
+      runtime = await start({ agents: [Flipper], db: { sqlite: db }, env: { HOOKGATE_RUNTIME__LEASE_MS: '1500' }, plugins: [flipperModel(requests)] });
+      const thread = agentThreadId('Flipper', 'f1');
+      await until(async () => (await runtime!.kernel.store.listSubmissions({ threadId: thread }))[0]?.status === 'completed', 30_000);
+      assert.equal(requests.at(-1)!.messages.at(-1)!.content, narrated);
+      const stored = await runtime.kernel.store.listThreadMessages(thread);
+      assert.deepEqual(stored.filter((m) => SIGNAL.test(m.content)).map((m) => m.content), [narrated]);
+      assert.equal(stored.at(-1)!.content, 'fired');
     });
   });
 
