@@ -74,11 +74,11 @@ export function resourcesBody(kind: ResourceKind, before: ReadonlyMap<string, st
   const lines: string[] = [];
   if (added.length > 0) {
     lines.push(added.length === 1 ? `New ${singular} available:` : `New ${kind.plural} available:`);
-    for (const e of added) lines.push(`- **${e.name}** — ${oneLine(e.description)}`);
+    for (const e of added) lines.push(`- **${oneLine(e.name)}** — ${oneLine(e.description)}`);
   }
-  for (const name of removed) lines.push(`${Singular} no longer available: ${name}`);
-  for (const e of updated) lines.push(kind.nameOnlyUpdates === true ? `${Singular} updated: ${e.name}` : `${Singular} updated: **${e.name}** — ${oneLine(e.description)}`);
-  lines.push(`All available ${kind.plural}: ${sorted.length > 0 ? sorted.map((e) => e.name).join(', ') : 'none'}`);
+  for (const name of removed) lines.push(`${Singular} no longer available: ${oneLine(name)}`);
+  for (const e of updated) lines.push(kind.nameOnlyUpdates === true ? `${Singular} updated: ${oneLine(e.name)}` : `${Singular} updated: **${oneLine(e.name)}** — ${oneLine(e.description)}`);
+  lines.push(`All available ${kind.plural}: ${sorted.length > 0 ? sorted.map((e) => oneLine(e.name)).join(', ') : 'none'}`);
   return lines.join('\n');
 }
 
@@ -88,7 +88,15 @@ export function snapshotOf(kinds: readonly ResourceKind[], render: RenderedAgent
   for (const kind of kinds) {
     Object.defineProperty(out, kind.kind, { value: entriesOf(kind, render).map((e) => [e.name, fingerprintOf(e)]), enumerable: true, writable: true, configurable: true });
   }
-  return { v: 1, compaction, instructions: digestOf(render.instructions ?? ''), kinds: out };
+  return { v: 1, compaction, instructions: instructionsDigest(render.instructions ?? ''), kinds: out };
+}
+
+/** The last instruction document digested and its digest: renders repeat one document turn after turn. */
+let lastInstructions: { text: string; digest: string } | undefined;
+
+function instructionsDigest(text: string): string {
+  if (lastInstructions?.text !== text) lastInstructions = { text, digest: digestOf(text) };
+  return lastInstructions.digest;
 }
 
 /** The compaction a conversation is in: the id of its latest summary message (null: never compacted). */
@@ -124,7 +132,7 @@ function asSnapshot(value: unknown): NarratedSnapshot | undefined {
   return s as NarratedSnapshot;
 }
 
-/** A description on one catalog line: its line breaks folded into spaces. */
+/** A name or description on one line: its line breaks folded into spaces (a kind's names need not be tool names). */
 function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
 }
