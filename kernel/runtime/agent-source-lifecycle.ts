@@ -87,8 +87,8 @@ export function sourceTurnNarration(deps: RuntimeDeps, op: RunningOperation): { 
     throw sourceFailed(sourceId, record.agentId, record.state.stepIndex, err, 'narrate the model turn of');
   }
   if (said === undefined) return SILENT;
-  const messages = said?.messages ?? [];
-  if (said === null || typeof said !== 'object' || !Array.isArray(messages) || messages.some((m) => m === null || typeof m !== 'object' || typeof m.content !== 'string' || m.role !== 'user')) {
+  const messages: unknown = said !== null && typeof said === 'object' ? (said.messages ?? []) : undefined;
+  if (!Array.isArray(messages) || messages.some((m: NewMessage | null) => m === null || typeof m !== 'object' || typeof m.content !== 'string' || m.role !== 'user')) {
     throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from turnMessages something that is not { messages?: user messages, sourceState? }`, { details: { source: sourceId } });
   }
   return said.sourceState !== undefined ? { messages, sourceState: said.sourceState } : { messages };

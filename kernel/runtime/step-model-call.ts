@@ -12,11 +12,11 @@ import { confirmTurnDeliveries, takeTurnDeliveries } from './turn-inbox.js';
  */
 export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const state = draft.state;
-  // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
   // The source's own narration first (agent functions' resource signals), stored with the state it keeps about it.
   const narration = sourceTurnNarration(deps, op);
   const narrated = narration.messages;
   if (narration.sourceState !== undefined) state.sourceState = narration.sourceState;
+  // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
   const joined = takeTurnDeliveries(op);
   let prompt = promptMessages(op);
   if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];

@@ -8,8 +8,9 @@ import { STATIC_AGENT_SOURCE_ID } from './agent-source.js';
  * other than the static one) and returns
  * the turn counters its previous operation ended with: a continued thread
  * counts model turns and compactions on, so a scripted model plays one
- * script across the thread; the source's `sourceState` goes on with them. The store checks "no unfinished operation"
- * again in the create transaction (two starts racing: one gets THREAD_BUSY).
+ * script across the thread; the agent source's `sourceState` goes on with
+ * them. The store checks "no unfinished operation" again in the create
+ * transaction (two starts racing: one gets THREAD_BUSY).
  */
 export async function threadContinuation(store: Store, threadId: string, agentId: string, sourceId: string): Promise<{ modelTurns: number; compactions: number; sourceState?: unknown }> {
   const thread = await store.getThread(threadId);

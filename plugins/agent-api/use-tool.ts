@@ -8,8 +8,8 @@ import { mcpAgentToolFor, type MountableMcpTool } from './mcp-agent-tool.js';
  * Mounts a model-callable tool for this render: a `defineTool` value, an
  * inline definition (validated the same way), or a tool of
  * `connectMcpServer` as it is (called through its server, under its own
- * `mcp__<server>/<tool>` identity). The model sees it as
- * `agent/<name>`, and every call of it passes the gate (allow-list,
+ * `mcp__<server>/<tool>` identity). The model sees the others as
+ * `agent/<name>`, and every call passes the gate (allow-list,
  * approval, policies, webhook controls) like any tool. Synchronous;
  * ToolNameConflictError for a second tool of the same name in one render,
  * AgentRenderError outside a render or for a bad definition.
