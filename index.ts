@@ -33,6 +33,8 @@ export {
   connectMcpServer,
   /** The tools of MCP connections as one `ToolSource` (id `mcp`), for a plugin that connects servers itself. */
   McpToolSource,
+  /** The most an MCP tool result may hold (1 MiB of flattened text plus structured content); beyond it a call is MCP_RESULT_TOO_LARGE. */
+  MAX_MCP_RESULT_BYTES,
 } from './plugins/mcp/index.js';
 export type {
   /** What `connectMcpServer` resolves to: `{ name, tools, close() }`. */

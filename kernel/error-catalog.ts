@@ -70,6 +70,7 @@ export const ERROR_CATALOG = {
   MCP_DISCOVERY_FAILED: { category: 'third_party', summary: "an MCP server's tools/list failed, repeated a pagination cursor, or listed tools whose adapted names collide (the client is closed)" },
   MCP_TOOL_ERROR: { category: 'third_party', summary: 'an MCP tool answered with isError: its flattened content is the error the model sees' },
   MCP_OUTPUT_INVALID: { category: 'third_party', summary: "an MCP tool's structured content is missing or does not match the output schema it declared" },
+  MCP_RESULT_TOO_LARGE: { category: 'third_party', summary: "an MCP tool's result (its flattened text plus its structured content as JSON) is over MAX_MCP_RESULT_BYTES (1 MiB)" },
   MCP_CALL_FAILED: { category: 'third_party', summary: 'an MCP tool call did not complete: it timed out, the connection to the server broke, or the server answered with a protocol error' },
   AGENT_NOT_REGISTERED: { category: 'user', summary: 'dispatch / init / getAgentInstance was given a function that is not one of the agents start({ agents }) registered' },
   AGENT_RUNTIME_NOT_STARTED: { category: 'user', summary: 'the agent API was used before start() configured a runtime in this process (or after stop())' },

@@ -39,6 +39,12 @@ export interface OperationState {
   finishContinuations?: number;
   /** The response metadata the agent source's lifecycle attached (document 001 `AgentReply.metadata`). */
   metadata?: Record<string, unknown>;
+  /**
+   * What the agent source keeps about the conversation (a JSON value it
+   * alone reads; agent functions: what was last narrated to the model),
+   * set by its `turnMessages` and carried on to the thread's next operation.
+   */
+  sourceState?: unknown;
 }
 
 /** An operation as stored: status, terminal reason, agent, context, state and version. */

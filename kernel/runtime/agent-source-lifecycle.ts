@@ -1,6 +1,6 @@
 import { HookgateError } from '../errors.js';
-import type { StepCommit } from '../store.js';
-import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource } from './agent-source.js';
+import type { NewMessage, StepCommit } from '../store.js';
+import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource, AgentTurnNarration } from './agent-source.js';
 import { boundSourceOf, sourceFailed } from './agent-source-step.js';
 import { copyState } from './copy-state.js';
 import type { RunningOperation } from './running-operation.js';
@@ -68,6 +68,33 @@ export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation): Recor
   const { source } = boundSourceOf(deps, op);
   return source.threadValues?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
 }
+
+/**
+ * What the operation's source says at this model turn (`turnMessages`;
+ * nothing for a source without it): the messages and, when given, the
+ * `sourceState` for the turn's commit. A throw is AGENT_SOURCE_FAILED naming
+ * the source; an answer whose messages are not user messages
+ * AGENT_SOURCE_INVALID.
+ */
+export function sourceTurnNarration(deps: RuntimeDeps, op: RunningOperation): { readonly messages: readonly NewMessage[]; readonly sourceState?: unknown } {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  if (source.turnMessages === undefined) return SILENT;
+  const record = op.record;
+  let said: AgentTurnNarration | undefined;
+  try {
+    said = source.turnMessages(record.agentId, { operationId: record.id, threadId: record.threadId, stepIndex: record.state.stepIndex, operation: record, definition: op.agent, messages: op.messages });
+  } catch (err) {
+    throw sourceFailed(sourceId, record.agentId, record.state.stepIndex, err, 'narrate the model turn of');
+  }
+  if (said === undefined) return SILENT;
+  const messages: unknown = said !== null && typeof said === 'object' ? (said.messages ?? []) : undefined;
+  if (!Array.isArray(messages) || messages.some((m: NewMessage | null) => m === null || typeof m !== 'object' || typeof m.content !== 'string' || m.role !== 'user')) {
+    throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from turnMessages something that is not { messages?: user messages, sourceState? }`, { details: { source: sourceId } });
+  }
+  return said.sourceState !== undefined ? { messages, sourceState: said.sourceState } : { messages };
+}
+
+const SILENT = Object.freeze({ messages: Object.freeze([]) as readonly NewMessage[] });
 
 /** Tells the source the operation is terminal here; a throw is logged, never raised. */
 export function sourceSettled(deps: RuntimeDeps, op: RunningOperation): void {

@@ -116,6 +116,19 @@ export interface AgentSource {
    * transaction (`StepCommit.threadValues`).
    */
   threadValues?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): Record<string, unknown> | undefined;
+  /**
+   * Optional, synchronous: what the source says at the model turn about to
+   * run (a turn boundary), asked after the step's view was read. `messages`
+   * go into that turn's prompt and its commit (user role, in order, before
+   * any delivery joining at the same boundary); `sourceState` (a JSON value,
+   * when given) replaces `state.sourceState` in the same commit, so a
+   * message and what the source recorded about it are stored together or
+   * not at all. The source reads the previous one from
+   * `context.operation.state.sourceState` (a new operation on a thread starts
+   * with its previous operation's). Undefined: nothing. A throw ends the
+   * operation in error (AGENT_SOURCE_FAILED).
+   */
+  turnMessages?(ref: string, context: AgentSourceContext): AgentTurnNarration | undefined;
   /** Optional: the operation reached a terminal status in this process (the source may forget what it kept for it). Never throws into the runtime. */
   settled?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): void;
 }
@@ -134,6 +147,12 @@ export interface AgentFinishingContext extends AgentLifecycleContext {
   readonly toolCalls: ReadonlyArray<{ readonly identifier: string; readonly apiName: string; readonly isError: boolean }>;
   /** The operation's usage so far. */
   readonly usage: Usage;
+}
+
+/** What a source says at a model turn: messages in front of the model, and the state it keeps about them. */
+export interface AgentTurnNarration {
+  readonly messages?: readonly NewMessage[];
+  readonly sourceState?: unknown;
 }
 
 /** What a lifecycle member adds to the operation: messages (user role, in order) and the response metadata (replacing `state.metadata`). */

@@ -3,6 +3,7 @@ import { callModel, promptMessages, usageOf } from './model-turn.js';
 import type { StepExecutor } from './step-executor.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
 import type { Message } from '../messages.js';
+import { sourceTurnNarration } from './agent-source-lifecycle.js';
 import { confirmTurnDeliveries, takeTurnDeliveries, type TurnDelivery } from './turn-inbox.js';
 
 /**
@@ -12,10 +13,17 @@ import { confirmTurnDeliveries, takeTurnDeliveries, type TurnDelivery } from './
  */
 export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const state = draft.state;
+  // The source's own narration first (agent functions' resource signals), stored with the state it keeps about it.
+  const narration = sourceTurnNarration(deps, op);
+  const narrated = narration.messages;
+  if (narration.sourceState !== undefined) state.sourceState = narration.sourceState;
   // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
   const joined = takeTurnDeliveries(op);
-  const prompt = joined.length === 0 ? promptMessages(op) : [...promptMessages(op), ...joined.map(joinedMessage)];
+  let prompt = promptMessages(op);
+  if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];
+  if (joined.length > 0) prompt = [...prompt, ...joined.map(joinedMessage)];
   const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
+  if (narrated.length > 0) draft.commit.messages.push(...narrated.map((m) => ({ ...m })));
   if (joined.length > 0) {
     draft.commit.messages.push(...joined.map((d) => ({ id: d.id, ...joinedMessage(d) })));
     draft.effects = () => (confirmTurnDeliveries(op, joined), Promise.resolve());

@@ -8,10 +8,11 @@ import { STATIC_AGENT_SOURCE_ID } from './agent-source.js';
  * other than the static one) and returns
  * the turn counters its previous operation ended with: a continued thread
  * counts model turns and compactions on, so a scripted model plays one
- * script across the thread. The store checks "no unfinished operation"
- * again in the create transaction (two starts racing: one gets THREAD_BUSY).
+ * script across the thread; the agent source's `sourceState` goes on with
+ * them. The store checks "no unfinished operation" again in the create
+ * transaction (two starts racing: one gets THREAD_BUSY).
  */
-export async function threadContinuation(store: Store, threadId: string, agentId: string, sourceId: string): Promise<{ modelTurns: number; compactions: number }> {
+export async function threadContinuation(store: Store, threadId: string, agentId: string, sourceId: string): Promise<{ modelTurns: number; compactions: number; sourceState?: unknown }> {
   const thread = await store.getThread(threadId);
   if (!thread) throw new HookgateError('THREAD_NOT_FOUND', `no thread has id ${threadId}`, { details: { threadId } });
   if (thread.agentId !== agentId) {
@@ -31,5 +32,6 @@ export async function threadContinuation(store: Store, threadId: string, agentId
       details: { threadId, operationId: previous.id },
     });
   }
-  return { modelTurns: previous?.state.modelTurns ?? 0, compactions: previous?.state.compactions ?? 0 };
+  const counters = { modelTurns: previous?.state.modelTurns ?? 0, compactions: previous?.state.compactions ?? 0 };
+  return previous?.state.sourceState !== undefined ? { ...counters, sourceState: previous.state.sourceState } : counters;
 }

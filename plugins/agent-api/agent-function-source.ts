@@ -15,6 +15,8 @@ import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
 import type { DispatchReceipt } from './dispatch.js';
 import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
+import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';
+import { compactionMarkOf, narrateResources, narrationText } from './resource-narration.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -73,15 +75,20 @@ interface OperationSession {
  * the delivery cursor (the submission's message, then joined deliveries and
  * appended signals) and, with `sendToSelf`, the instance's dispatcher.
  * Render errors reject the step (the operation ends in error naming them).
+ * At each model turn (`turnMessages`) the render's `resourceKinds` and
+ * instructions are diffed against the last-narrated snapshot (the
+ * operation's `state.sourceState`, carried on along the thread): the
+ * `resources` / `instructions` signals go in front of the model and the
+ * snapshot commits with that turn (resource-narration.ts).
  */
-export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
+export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
 
   const tools: ToolSource = {
     id: AGENT_TOOL_SOURCE,
     list: () => [],
     async execute(call, ctx) {
-      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
+      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => (t.remote === undefined ? call.identifier === AGENT_TOOL_IDENTIFIER && t.name === call.apiName : t.remote.identifier === call.identifier && t.remote.apiName === call.apiName));
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
       return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
     },
@@ -202,6 +209,14 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
 
+    turnMessages(_ref, context) {
+      const session = sessions.get(context.operationId);
+      if (session?.render === undefined) return undefined;
+      // What this turn's render declares against what was last narrated; the new snapshot commits with the turn.
+      const narration = narrateResources(resourceKinds, session.render, context.operation?.state.sourceState, compactionMarkOf(context.messages));
+      return { messages: narration.signals.map((signal) => ({ role: 'user' as const, content: narrationText(signal) })), sourceState: narration.snapshot };
+    },
+
     threadValues(_ref, context) {
       return sessions.get(context.operationId)?.buffer.take();
     },
@@ -228,7 +243,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       ...(rendered.instructions !== undefined ? { instructions: rendered.instructions } : {}),
       model,
       tools: Object.freeze(entries),
-      allowList: entries.length > 0 ? ALLOW_AGENT_TOOLS : ALLOW_NONE,
+      allowList: allowListOf(rendered.tools),
       limits: LIMITS,
     });
     if (session !== undefined) {
@@ -239,11 +254,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   }
 
   function entryFor(session: OperationSession | undefined, tool: AgentTool): ToolEntry {
-    const key = `${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
+    const key = `${tool.remote?.identifier ?? ''}\u0000${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
     const known = session?.entries.get(tool.name);
     if (known !== undefined && known.key === key) return known.entry;
     const entry: ToolEntry = Object.freeze({
-      tool: Object.freeze({ identifier: AGENT_TOOL_IDENTIFIER, apiName: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: AGENT_TOOL_SOURCE }),
+      // An MCP tool keeps its own identity (mcp__<server>/<tool>), so its server's policies and allow-lists apply to it.
+      tool: Object.freeze({ identifier: tool.remote?.identifier ?? AGENT_TOOL_IDENTIFIER, apiName: tool.remote?.apiName ?? tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: tool.remote?.toolSource ?? AGENT_TOOL_SOURCE }),
       source: tools,
     });
     session?.entries.set(tool.name, { key, entry });
@@ -263,6 +279,14 @@ function deliveredOf(message: unknown): DeliveredMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What a render's tools may be called as: `agent/*`, and `<identifier>/*` for each identity of a remote (MCP) tool. */
+function allowListOf(tools: readonly AgentTool[]): readonly string[] {
+  if (tools.length === 0) return ALLOW_NONE;
+  if (tools.every((t) => t.remote === undefined)) return ALLOW_AGENT_TOOLS;
+  const identities = new Set(tools.filter((t) => t.remote !== undefined).map((t) => `${t.remote!.identifier}/*`));
+  return Object.freeze([...ALLOW_AGENT_TOOLS, ...identities]);
 }
 
 function sameEntries(a: readonly ToolEntry[], b: readonly ToolEntry[]): boolean {

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { AgentRenderError } from './agent-errors.js';
 import { isValibotSchema } from './agent-identity.js';
 import { toJsonSchema } from './tool-input-schema.js';
+import { isMcpToolShape } from './mcp-agent-tool.js';
 
 /** What a tool's `run` gets (document 001 `ToolContext`): the call's id, its abort signal and, with an `input` schema, the parsed arguments. */
 export interface ToolContext<TData = unknown> {
@@ -33,6 +34,17 @@ export interface AgentTool {
   /** The input schema as the model sees it (JSON Schema of a top-level object). */
   readonly parameters: Readonly<Record<string, unknown>>;
   readonly run: (context: ToolContext<never>) => unknown;
+  /** Set for a tool called elsewhere (an MCP tool mounted as it is, mcp-agent-tool.ts): its own gate identity and call, used instead of `run`. */
+  readonly remote?: RemoteToolBinding;
+}
+
+/** A tool's own identity (what the gate, policies and webhooks see) and the call that makes its result. */
+export interface RemoteToolBinding {
+  readonly identifier: string;
+  readonly apiName: string;
+  readonly toolSource: string;
+  /** Validates the raw arguments and calls the tool; a rejection is a tool error the model sees. */
+  call(args: Record<string, unknown>, context: { toolCallId: string; signal: AbortSignal }): Promise<{ content: string; data?: unknown }>;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -51,6 +63,7 @@ const defined = new WeakSet<object>();
 export function defineTool<TInput extends v.GenericSchema | undefined = undefined>(options: ToolOptions<TInput>): AgentTool {
   if (options !== null && typeof options === 'object' && defined.has(options)) return options as unknown as AgentTool;
   if (options === null || typeof options !== 'object') throw new AgentRenderError(`defineTool: expected { name, description, input?, run }, got ${options === null ? 'null' : typeof options}`);
+  if (isMcpToolShape(options)) throw new AgentRenderError(`tool "${String((options as { name?: unknown }).name).slice(0, 80)}": the tools of connectMcpServer are complete definitions; mount them with useTool(tool), without defineTool()`, { field: 'name' });
   const { name, description, input, run } = options as ToolOptions;
   const where = `tool ${typeof name === 'string' ? `"${JSON.stringify(name).slice(1, -1).slice(0, 64)}"` : '(unnamed)'}`;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) throw new AgentRenderError(`${where}: name must be 1-64 letters, digits, "_" or "-"`, { field: 'name' });
@@ -81,6 +94,7 @@ export function defineTool<TInput extends v.GenericSchema | undefined = undefine
  * and makes its value JSON (a value JSON cannot carry throws).
  */
 export async function runAgentTool(tool: AgentTool, args: Record<string, unknown>, toolCallId: string, signal: AbortSignal): Promise<{ content: string; data: unknown }> {
+  if (tool.remote !== undefined) return tool.remote.call(args, { toolCallId, signal }) as Promise<{ content: string; data: unknown }>;
   let data: unknown = {};
   if (tool.input !== undefined) {
     const parsed = v.safeParse(tool.input, args);

@@ -2,18 +2,22 @@ import type * as v from 'valibot';
 import { ToolNameConflictError } from './agent-errors.js';
 import { defineTool, type AgentTool, type ToolOptions } from './define-tool.js';
 import { requireRenderFrame } from './render-slot.js';
+import { mcpAgentToolFor, type MountableMcpTool } from './mcp-agent-tool.js';
 
 /**
- * Mounts a model-callable tool for this render: a `defineTool` value or an
- * inline definition (validated the same way). The model sees it as
- * `agent/<name>`, and every call of it passes the gate (allow-list,
+ * Mounts a model-callable tool for this render: a `defineTool` value, an
+ * inline definition (validated the same way), or a tool of
+ * `connectMcpServer` as it is (called through its server, under its own
+ * `mcp__<server>/<tool>` identity). The model sees the others as
+ * `agent/<name>`, and every call passes the gate (allow-list,
  * approval, policies, webhook controls) like any tool. Synchronous;
  * ToolNameConflictError for a second tool of the same name in one render,
  * AgentRenderError outside a render or for a bad definition.
  */
-export function useTool<TInput extends v.GenericSchema | undefined = undefined>(tool: AgentTool | ToolOptions<TInput>): void {
+export function useTool<TInput extends v.GenericSchema | undefined = undefined>(tool: AgentTool | ToolOptions<TInput> | MountableMcpTool): void {
   const frame = requireRenderFrame('useTool');
-  const defined = defineTool(tool as ToolOptions<TInput>);
+  // An MCP tool of connectMcpServer mounts as it is (mcp-agent-tool.ts); anything else is a defineTool definition.
+  const defined = mcpAgentToolFor(tool) ?? defineTool(tool as ToolOptions<TInput>);
   if (frame.tools.some((t) => t.name === defined.name)) throw new ToolNameConflictError(defined.name);
   frame.tools.push(defined);
 }

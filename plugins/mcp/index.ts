@@ -10,6 +10,7 @@ export { connectMcpServer, type McpServerConnection } from './connect-mcp-server
 export { McpToolSource } from './mcp-tool-source.js';
 export type { McpServerOptions, McpTransport } from './mcp-server-options.js';
 export type { McpTool, McpToolResult, McpToolRunContext } from './mcp-tool.js';
+export { MAX_MCP_RESULT_BYTES } from './mcp-tool.js';
 
 interface McpPluginState {
   source: McpToolSource;

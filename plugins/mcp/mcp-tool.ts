@@ -47,11 +47,21 @@ export interface McpTool extends ToolDefinition {
    * the flattened content and structured content. Rejects with a
    * HookgateError: MCP_TOOL_ERROR for a result with `isError` (its text is
    * the message), MCP_OUTPUT_INVALID when a declared output schema is not met
-   * (or no structured content came), MCP_CALL_FAILED for a timeout, a broken
+   * (or no structured content came), MCP_RESULT_TOO_LARGE for a result over
+   * MAX_MCP_RESULT_BYTES, MCP_CALL_FAILED for a timeout, a broken
    * or closed connection or a protocol error. Never retries.
    */
   run(args: Record<string, unknown>, context?: McpToolRunContext): Promise<McpToolResult>;
 }
+
+/**
+ * The most an MCP tool's result may hold, in UTF-8 bytes: its flattened
+ * text plus its structured content as JSON (1 MiB, the limit of a mocked
+ * result). Beyond it the call is a tool error (MCP_RESULT_TOO_LARGE) naming
+ * the size, and nothing of the result is kept: the runtime stores results
+ * and the model would read all of it.
+ */
+export const MAX_MCP_RESULT_BYTES = 1_048_576;
 
 /** What every tool of one connection shares. */
 export interface McpToolDeps {
@@ -124,6 +134,14 @@ async function runMcpTool(
     outer?.removeEventListener('abort', onAbort);
   }
   const content = scrub(resultText(result));
+  const size = Buffer.byteLength(content) + (result.structuredContent === undefined ? 0 : Buffer.byteLength(JSON.stringify(result.structuredContent)));
+  if (size > MAX_MCP_RESULT_BYTES) {
+    throw new HookgateError(
+      'MCP_RESULT_TOO_LARGE',
+      `MCP server "${server}": tool "${name}": its result is ${size.toLocaleString('en-US')} bytes (text plus structured content), over the limit of ${MAX_MCP_RESULT_BYTES.toLocaleString('en-US')} bytes; ask the tool for less`,
+      { details: { server, tool: name, bytes: size, max: MAX_MCP_RESULT_BYTES } },
+    );
+  }
   if (result.isError === true) {
     throw new HookgateError('MCP_TOOL_ERROR', content, { details: { server, tool: name } });
   }
