@@ -157,7 +157,7 @@ describe('store-sqlite prune', function () {
       const store = new SqliteStore({ path: file, logger, backgroundCheckpoints: false });
       await store.migrate();
       try {
-        assert.equal(LATEST_SCHEMA_VERSION, 8);
+        assert.equal(LATEST_SCHEMA_VERSION, 9);
         const a = (await store.getOperation('op-a'))!;
         assert.deepEqual([a.status, a.threadId, a.state.stepIndex, a.updatedAt], ['done', 'thread_op-a', 2, '2025-01-01T00:00:05.000Z']);
         assert.deepEqual((await store.listMessages('op-a')).map((m) => [m.id, m.seq, m.position]), [['m-1', 1, 1], ['m-2', 2, 2]]);
