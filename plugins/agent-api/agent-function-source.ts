@@ -7,6 +7,7 @@ import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
 import type { AgentDirectory } from './agent-directory.js';
 import { runFinishSeam, runStartSeam } from './agent-event-seams.js';
 import { runAgentTool, type AgentTool } from './define-tool.js';
+import { storeToolStepJournal } from './tool-step.js';
 import { renderAgent, type RenderedAgent } from './render-agent.js';
 import type { RenderStateAccess } from './render-slot.js';
 import { parseDeliveredMessage, type DeliveredMessage, type DeliveredMessageInput } from './delivered-message.js';
@@ -83,7 +84,11 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     async execute(call, ctx) {
       const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
-      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
+      // A durable tool's steps are recorded under this call (its id is stored with the operation: a resumed call has it too).
+      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, {
+        ...(ctx.log !== undefined ? { log: ctx.log } : {}),
+        ...(tool.durable === true ? { steps: storeToolStepJournal(store, ctx.operationId, ctx.toolCallId) } : {}),
+      });
     },
   };
 

@@ -9,11 +9,14 @@ import { requireRenderFrame } from './render-slot.js';
  * `agent/<name>`, and every call of it passes the gate (allow-list,
  * approval, policies, webhook controls) like any tool. Synchronous;
  * ToolNameConflictError for a second tool of the same name in one render,
- * AgentRenderError outside a render or for a bad definition.
+ * AgentRenderError outside a render or for a bad definition,
+ * ToolLegacyDefinitionError for the legacy `parameters` / `execute` fields.
  */
-export function useTool<TInput extends v.GenericSchema | undefined = undefined>(tool: AgentTool | ToolOptions<TInput>): void {
+export function useTool<TInput extends v.GenericSchema | undefined = undefined, TOutput extends v.GenericSchema | undefined = undefined, TDurable extends boolean | undefined = undefined>(
+  tool: AgentTool | ToolOptions<TInput, TOutput, TDurable>,
+): void {
   const frame = requireRenderFrame('useTool');
-  const defined = defineTool(tool as ToolOptions<TInput>);
+  const defined = defineTool(tool as ToolOptions<TInput, TOutput, TDurable>);
   if (frame.tools.some((t) => t.name === defined.name)) throw new ToolNameConflictError(defined.name);
   frame.tools.push(defined);
 }
