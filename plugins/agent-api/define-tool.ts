@@ -203,10 +203,11 @@ async function resultOf(tool: AgentTool, value: unknown): Promise<unknown> {
     if (result === undefined) throw new ToolOutputSerializationError(tool.name, 'its output schema produced undefined');
   }
   if (result === undefined) return null;
-  if (nestsDeeperThan(result, MAX_RESULT_DATA_DEPTH)) throw new ToolOutputSerializationError(tool.name, `it nests deeper than ${MAX_RESULT_DATA_DEPTH} levels`);
   try {
     return toJsonValue(result, 'output', 0, new Set(), 'tool output');
   } catch (err) {
+    // Past the depth limit the path would be 64 segments long: say what it is instead.
+    if (/nested deeper than/.test((err as Error).message) && nestsDeeperThan(result, MAX_RESULT_DATA_DEPTH)) throw new ToolOutputSerializationError(tool.name, `it nests deeper than ${MAX_RESULT_DATA_DEPTH} levels`, err);
     throw new ToolOutputSerializationError(tool.name, (err as Error).message.replace(/^tool output /, 'the value at '), err);
   }
 }

@@ -12,6 +12,10 @@ import { requireRenderFrame } from './render-slot.js';
  * AgentRenderError outside a render or for a bad definition,
  * ToolLegacyDefinitionError for the legacy `parameters` / `execute` fields.
  */
+export function useTool(tool: AgentTool): void;
+export function useTool<TInput extends v.GenericSchema | undefined = undefined, TOutput extends v.GenericSchema | undefined = undefined, TDurable extends boolean | undefined = undefined>(
+  tool: ToolOptions<TInput, TOutput, TDurable>,
+): void;
 export function useTool<TInput extends v.GenericSchema | undefined = undefined, TOutput extends v.GenericSchema | undefined = undefined, TDurable extends boolean | undefined = undefined>(
   tool: AgentTool | ToolOptions<TInput, TOutput, TDurable>,
 ): void {
