@@ -90,7 +90,8 @@ export type ToolOutput<TTool> = TTool extends AgentTool<unknown, infer TResult> 
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const OBJECT_TYPES = new Set(['object', 'strict_object', 'loose_object']);
-const NO_INPUT = Object.freeze({ type: 'object', properties: {}, additionalProperties: false });
+// Without an input schema the call's arguments are ignored (document 001), so none are refused either.
+const NO_INPUT = Object.freeze({ type: 'object', properties: {} });
 const FIELDS: ReadonlySet<string> = new Set(['name', 'description', 'input', 'output', 'harness', 'durable', 'run']);
 const defined = new WeakSet<object>();
 
