@@ -243,6 +243,20 @@ describe('agent API: durable tools (step.do)', () => {
       assert.deepEqual((await fx.kernel.store.listToolSteps(final.id, tool.toolCallId!)).map((s) => s.name), ['a']);
     });
 
+    it('a model reusing one tool-call id for two calls does not replay the first call\'s steps into the second (the runtime mints call ids)', async () => {
+      let runs = 0;
+      const Reuse = () => {
+        useModel(recordedModel([agentToolTurn('mint', {}, 'same-id'), agentToolTurn('mint', {}, 'same-id'), { text: 'ok' }]));
+        useTool({ name: 'mint', description: 'Mints', durable: true, run: ({ step }) => step.do('mint', () => ++runs) });
+      };
+      fx = await startAgentKernel([Reuse as Agent]);
+      const handle = await fx.kernel.execAgent({ agentSource: AGENT_FUNCTION_SOURCE_ID, agentId: 'Reuse', prompt: 'go' });
+      const final = await handle.completed();
+      const tools = (await fx.kernel.listMessages(final.id)).filter((m) => m.role === 'tool');
+      assert.deepEqual(tools.map((t) => t.content), ['1', '2'], 'each call ran its own step');
+      assert.notEqual(tools[0]!.toolCallId, tools[1]!.toolCallId);
+    });
+
     it('without a journal (a standalone run) steps follow the same rules and record nothing', async () => {
       const tool = defineTool({ name: 'solo', description: 'Solo', durable: true, run: async ({ step }) => [await step.do('a', () => 1), await step.do('b', () => ({ x: 2 }))] });
       assert.deepEqual((await runAgentTool(tool, {}, 'c', never)).data, [1, { x: 2 }]);
