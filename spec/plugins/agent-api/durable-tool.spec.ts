@@ -123,6 +123,21 @@ describe('agent API: durable tools (step.do)', () => {
       assert.equal(await step.do('n', () => 'mine'), 'theirs');
     });
 
+    it('two connections (two processes on one file) racing to record one step: one record, both get its value', async () => {
+      const other = new SqliteStore({ path: path.join(dir, 'steps.db'), backgroundCheckpoints: false });
+      await other.migrate();
+      try {
+        const [mine, theirs] = await Promise.all([
+          openToolStep('t', storeToolStepJournal(store, 'op-d', 'call-9')).step.do('pay', () => 'from-mine'),
+          openToolStep('t', storeToolStepJournal(other, 'op-d', 'call-9')).step.do('pay', () => 'from-theirs'),
+        ]);
+        assert.equal(mine, theirs);
+        assert.equal((await store.listToolSteps('op-d', 'call-9')).length, 1);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('a replayed value is a fresh copy each time: the tool changing it changes nothing recorded', async () => {
       await store.recordToolStep({ operationId: 'op-d', toolCallId: 'c', name: 'obj', value: { list: [1] } });
       const { step } = openToolStep('t', storeToolStepJournal(store, 'op-d', 'c'));
