@@ -127,6 +127,7 @@ export {
   ToolOutputValidationError,
   ToolOutputSerializationError,
   ToolStepError,
+  ToolCallInterruptedError,
   type ToolValidationIssue,
 } from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */

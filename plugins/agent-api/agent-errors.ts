@@ -183,3 +183,17 @@ function issueText(issues: readonly ToolValidationIssue[]): string {
   const shown = issues.slice(0, 8).map((i) => `${i.path}: ${i.message}`).join('; ');
   return issues.length > 8 ? `${shown}; and ${issues.length - 8} more` : shown;
 }
+
+/**
+ * A call of a tool that is not durable was found started by an earlier
+ * execution that never recorded its result (the process stopped, or lost
+ * the operation, mid-call): it is not run again, and the model gets this as
+ * the call's tool error, since its outcome is unknown. Durable tools are
+ * re-executed instead, their recorded steps replayed.
+ */
+export class ToolCallInterruptedError extends AgentApiError {
+  constructor(toolName: string, toolCallId: string) {
+    super('TOOL_CALL_INTERRUPTED', 'tool_call_interrupted', 500, `The call of tool "${toolName}" was interrupted before its result was recorded, so its outcome is unknown; it was not run again. Check whether its effect happened before calling it again.`, { details: { tool: toolName, toolCallId } });
+    this.name = 'ToolCallInterruptedError';
+  }
+}

@@ -107,3 +107,16 @@ function snapshot(toolName: string, shown: string, value: unknown): unknown {
   if (size > MAX_STEP_VALUE_CHARS) throw new ToolStepError(toolName, `step ${shown} returned ${size} characters of JSON (at most ${MAX_STEP_VALUE_CHARS}): record a pointer to large data instead`, { step: shown });
   return copy;
 }
+
+/** The record that marks a non-durable call as started: a name no `step.do` can use (it holds a control character). */
+export const CALL_STARTED_STEP = '\u0000hookgate.started';
+
+/**
+ * Marks a call of a non-durable tool as started, durably, before it runs:
+ * resolves true for its first execution, false when an earlier execution of
+ * the same call had already started (a crash or a lost lease interrupted
+ * it), whose outcome is then unknown. One write transaction.
+ */
+export async function markCallStarted(store: ToolStepStore, operationId: string, toolCallId: string): Promise<boolean> {
+  return (await store.recordToolStep({ operationId, toolCallId, name: CALL_STARTED_STEP, value: true })).recorded;
+}

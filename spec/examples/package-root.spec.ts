@@ -73,6 +73,7 @@ describe('package root exports', function () {
       [new hookgate.ToolOutputValidationError('t', [{ path: 'a', message: 'm' }]), 'tool_output_validation', 500],
       [new hookgate.ToolOutputSerializationError('t', 'a function'), 'tool_output_serialization', 500],
       [new hookgate.ToolStepError('t', 'reused a name'), 'tool_step_invalid', 500],
+      [new hookgate.ToolCallInterruptedError('t', 'call-1'), 'tool_call_interrupted', 500],
     ];
     for (const [err, type, status] of errors) {
       assert.ok(err instanceof hookgate.HookgateError && err instanceof Error);

@@ -54,6 +54,24 @@ describe('agent-api: a durable tool across a SIGKILL', function () {
     const steps = await runtime.kernel.store.listToolSteps(final.operationId!, tools[0]!.toolCallId!);
     assert.deepEqual(steps.map((s) => s.name), ['A:charge', 'B:ship']);
   });
+
+  it('a tool that is not durable is not run again: the resumed call is a tool error saying its outcome is unknown, and the response goes on', async () => {
+    const db = path.join(dir, 'plain.db');
+    const count = path.join(dir, 'count.txt');
+    const child = spawn(process.execPath, [CHILD, db], { env: cliEnv({ ...LEASE, SPEC_DURABLE_HANG: '1', SPEC_DURABLE_COUNT: count, SPEC_DURABLE_TOOL: 'ship_plain' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    await untilHanging(child);
+    await killed(child);
+
+    process.env.SPEC_DURABLE_COUNT = count;
+    runtime = await start({ agents: [DurableShop], db: { sqlite: db }, env: LEASE });
+    const [submission] = await runtime.kernel.store.listSubmissions({ threadId: 'agent:DurableShop:order-7' });
+    const final = await settled(runtime, submission!.id);
+    assert.deepEqual([final.status, final.result?.text, final.attempts], ['completed', 'shipped', 2]);
+    assert.equal(await readFile(count, 'utf8'), 'P\n', 'run once, in the killed child');
+    const [tool] = (await runtime.kernel.listMessages(final.operationId!)).filter((m) => m.role === 'tool');
+    assert.equal(tool!.toolResult?.success, false);
+    assert.match(tool!.content, /The call of tool "ship_plain" was interrupted before its result was recorded, so its outcome is unknown; it was not run again/);
+  });
 });
 
 async function settled(runtime: AgentRuntimeHandle, id: string): Promise<SubmissionRecord> {
