@@ -97,7 +97,19 @@ export {
   type ResponseStartContext,
   type ResponseFinishContext,
 } from './plugins/agent-api/use-agent-events.js';
-export { defineTool, type ToolContext, type ToolOptions, type AgentTool } from './plugins/agent-api/define-tool.js';
+export {
+  defineTool,
+  type ToolContext,
+  type ToolOptions,
+  type AgentTool,
+  type ToolLogger,
+  type ToolRunContext,
+  type ToolRunResult,
+  type ToolInput,
+  type ToolOutput,
+  type ToolStep,
+} from './plugins/agent-api/define-tool.js';
+export { MAX_STEP_NAME, MAX_STEP_VALUE_CHARS, MAX_STEPS_PER_CALL } from './plugins/agent-api/tool-step.js';
 export { AgentDirectory } from './plugins/agent-api/agent-directory.js';
 export {
   AgentApiError,
@@ -112,6 +124,13 @@ export {
   AgentNotRegisteredError,
   AgentRuntimeNotStartedError,
   AgentRuntimeRunningError,
+  ToolLegacyDefinitionError,
+  ToolInputValidationError,
+  ToolOutputValidationError,
+  ToolOutputSerializationError,
+  ToolStepError,
+  ToolCallInterruptedError,
+  type ToolValidationIssue,
 } from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';

@@ -75,6 +75,11 @@ export const ERROR_CATALOG = {
   AGENT_NOT_REGISTERED: { category: 'user', summary: 'dispatch / init / getAgentInstance was given a function that is not one of the agents start({ agents }) registered' },
   AGENT_RUNTIME_NOT_STARTED: { category: 'user', summary: 'the agent API was used before start() configured a runtime in this process (or after stop())' },
   AGENT_RUNTIME_RUNNING: { category: 'user', summary: 'start() was called while this process already has an agent runtime (one per process; stop it first)' },
+  TOOL_LEGACY_DEFINITION: { category: 'user', summary: 'defineTool / useTool was given the legacy parameters / execute fields; a tool is { name, description, input, output, run }' },
+  TOOL_OUTPUT_INVALID: { category: 'user', summary: "a defineTool tool returned a value its output schema refuses (a tool error the model sees; the issues are in details)" },
+  TOOL_OUTPUT_NOT_JSON: { category: 'user', summary: 'a defineTool tool returned a value JSON cannot carry, or its output schema produced undefined (a tool error the model sees)' },
+  TOOL_CALL_INTERRUPTED: { category: 'system', summary: 'a call of a non-durable agent tool was interrupted (crash, lost lease) after it started and before its result was recorded: not run again, a tool error with an unknown outcome' },
+  TOOL_STEP_INVALID: { category: 'user', summary: "a durable tool's step.do was misused: an empty, oversized or ill-formed name, a name reused in one call, a value JSON cannot carry, or a call after the tool returned" },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   THREAD_HOOK_INVALID: { category: 'user', summary: 'a thread hook definition (defineHook) or a hooks folder file is invalid: unknown hook name, bad id, duplicate id, missing default export' },

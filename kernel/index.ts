@@ -33,6 +33,7 @@ export type * from './store.js';
 export { TERMINAL_STATUSES } from './store.js';
 export type * from './submissions.js';
 export { SETTLED_SUBMISSION_STATUSES } from './submissions.js';
+export type * from './tool-steps.js';
 export type { RetentionLimits, RetentionPolicy, PruneOptions, PruneCounts } from './retention.js';
 export { emptyPruneCounts, isExpired, limitsFor, prunesAnything } from './retention.js';
 export type * from './model.js';

@@ -2,6 +2,7 @@ import type { Message, ToolResult, Usage, ToolCall } from './messages.js';
 import type { PendingTool, StepKind, TerminalReason } from './hooks/hook-types.js';
 import type { PruneCounts, PruneOptions, RetentionPolicy } from './retention.js';
 import type { SubmissionStore } from './submissions.js';
+import type { ToolStepStore } from './tool-steps.js';
 
 /**
  * The one store every hook vocabulary and every worker shares. All methods are
@@ -277,8 +278,8 @@ export interface DecisionFilter {
   limit?: number;
 }
 
-/** The store contract; the submissions of document 001 are {@link SubmissionStore} (kernel/submissions.ts). */
-export interface Store extends SubmissionStore {
+/** The store contract; the submissions of document 001 are {@link SubmissionStore} (kernel/submissions.ts), durable tool steps {@link ToolStepStore} (kernel/tool-steps.ts). */
+export interface Store extends SubmissionStore, ToolStepStore {
   /** Creates or upgrades the schema; refuses a newer or damaged database. */
   migrate(): Promise<void>;
   close(): Promise<void>;

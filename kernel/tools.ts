@@ -14,7 +14,21 @@ export interface ToolExecutionContext {
   agentId: string;
   userId?: string;
   signal: AbortSignal;
+  /**
+   * Progress logging for a long-running tool: each line becomes a `tool_log`
+   * operation event attributed to this call, streamed to event listeners,
+   * never stored and never part of the result the model sees. Synchronous,
+   * never throws; lines written after the call returned are dropped. The
+   * runtime always sets it; absent when a source is called outside a run.
+   */
+  log?: ToolLog;
 }
+
+/** The levels of a tool's progress lines. */
+export type ToolLogLevel = 'info' | 'warn' | 'error';
+
+/** Writes one progress line of a tool call (see ToolExecutionContext.log). */
+export type ToolLog = (level: ToolLogLevel, message: string, attributes?: Record<string, unknown>) => void;
 
 /**
  * A tool whose result arrives later (an async job, a callback): the runtime

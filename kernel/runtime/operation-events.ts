@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { StepKind, TerminalReason, PendingTool } from '../hooks/hook-types.js';
 import type { ToolResult, Usage } from '../messages.js';
+import type { ToolLogLevel } from '../tools.js';
 
 /**
  * Timeline events the runtime emits as an operation runs (the CLI prints them;
@@ -14,6 +15,13 @@ export type OperationEvent =
   | { type: 'assistant_message'; operationId: string; stepIndex: number; text: string; toolCalls: Array<{ id: string; identifier: string; apiName: string; args: unknown }> }
   | { type: 'tool_started'; operationId: string; stepIndex: number; toolCallId: string; identifier: string; apiName: string; args: unknown }
   | { type: 'tool_finished'; operationId: string; stepIndex: number; toolCallId: string; identifier: string; apiName: string; result: ToolResult; mocked: boolean; durationMs: number }
+  /**
+   * A progress line a running tool wrote (`ToolExecutionContext.log`; an agent function tool's `context.log`):
+   * streamed to listeners only, never stored and never shown to the model. `message` is cut to
+   * MAX_TOOL_LOG_MESSAGE characters and `attributes` (JSON) left out past MAX_TOOL_LOG_ATTRIBUTES characters,
+   * `truncated` saying so; nothing but what the tool wrote (kernel/runtime/tool-log.ts).
+   */
+  | { type: 'tool_log'; operationId: string; stepIndex: number; toolCallId: string; identifier: string; apiName: string; level: ToolLogLevel; message: string; attributes?: Record<string, unknown>; truncated?: true }
   /** A hook was delivered (a handler called or a webhook sent), in delivery order. */
   | { type: 'hook'; operationId: string; hookType: string; hookId: string; via: 'handler' | 'webhook'; stepIndex?: number }
   | { type: 'approval_requested'; operationId: string; stepIndex: number; pendingTools: PendingTool[] }

@@ -5,6 +5,7 @@ import type { ToolCall, ToolResult } from '../messages.js';
 import type { ToolEntry } from './call-facts.js';
 import type { RunningOperation } from './running-operation.js';
 import type { RuntimeDeps } from './runtime-deps.js';
+import { openToolLog } from './tool-log.js';
 
 /** What running an admitted tool call produced, before result control. */
 export type ToolExecution =
@@ -39,10 +40,12 @@ export async function executeToolCall(
   if ('mocked' in run) {
     result = run.mocked;
   } else {
+    // Progress lines go to event listeners only, until the call returns (tool-log.ts).
+    const progress = openToolLog(deps.events, { operationId, stepIndex: context.stepIndex, toolCallId: call.id, identifier: call.identifier, apiName: call.apiName });
     try {
       const out = await run.entry.source.execute(
         { identifier: call.identifier, apiName: call.apiName, args: call.args },
-        { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal },
+        { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal, log: progress.log },
       );
       if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred' };
       const executionTime = Math.round(performance.now() - started);
@@ -53,6 +56,8 @@ export async function executeToolCall(
     } catch (err) {
       threw = errorMessage(err);
       result = { content: `Error: ${threw}`, success: false, error: 'tool_error', executionTime: Math.round(performance.now() - started) };
+    } finally {
+      progress.close();
     }
   }
   if (signal.aborted) return { kind: 'cancelled' };

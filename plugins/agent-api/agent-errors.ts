@@ -121,3 +121,79 @@ export class AgentRuntimeRunningError extends AgentApiError {
     this.name = 'AgentRuntimeRunningError';
   }
 }
+
+/** A tool definition with the legacy `parameters` / `execute` fields (the shape is `input` / `run`): thrown by defineTool and useTool. */
+export class ToolLegacyDefinitionError extends AgentApiError {
+  readonly toolName: string | undefined;
+  constructor(toolName: string | undefined, where: string, field: 'parameters' | 'execute') {
+    super('TOOL_LEGACY_DEFINITION', 'tool_legacy_definition', 500, `${where}: "${field}" is the legacy shape; a tool is { name, description, input, output, run }`, { details: { tool: toolName, field } });
+    this.name = 'ToolLegacyDefinitionError';
+    this.toolName = toolName;
+  }
+}
+
+/** One problem a valibot schema found: where (a dot path, `(input)` / `(output)` for the whole value) and what. */
+export interface ToolValidationIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * A call's arguments failed its tool's `input` schema, before `run`: the model
+ * gets this message as the call's tool error and may call again with
+ * corrected arguments (the submission goes on).
+ */
+export class ToolInputValidationError extends AgentApiError {
+  readonly issues: readonly ToolValidationIssue[];
+  constructor(toolName: string, issues: readonly ToolValidationIssue[]) {
+    super('TOOL_ARGS_INVALID', 'tool_input_validation', 400, `Arguments for tool "${toolName}" do not match its input schema: ${issueText(issues)}. Call the tool again with corrected arguments.`, { details: { tool: toolName, issues } });
+    this.name = 'ToolInputValidationError';
+    this.issues = issues;
+  }
+}
+
+/** A tool's return value failed its `output` schema: a tool error the model sees (the submission goes on). */
+export class ToolOutputValidationError extends AgentApiError {
+  readonly issues: readonly ToolValidationIssue[];
+  constructor(toolName: string, issues: readonly ToolValidationIssue[]) {
+    super('TOOL_OUTPUT_INVALID', 'tool_output_validation', 500, `Tool "${toolName}" returned a value that does not match its output schema: ${issueText(issues)}`, { details: { tool: toolName, issues } });
+    this.name = 'ToolOutputValidationError';
+    this.issues = issues;
+  }
+}
+
+/** A tool's return value is not JSON (a function, a cycle, a class instance, NaN...), or its `output` schema produced undefined: a tool error the model sees. */
+export class ToolOutputSerializationError extends AgentApiError {
+  constructor(toolName: string, reason: string, cause?: unknown) {
+    super('TOOL_OUTPUT_NOT_JSON', 'tool_output_serialization', 500, `Tool "${toolName}" output is not JSON-serializable: ${reason}`, { cause, details: { tool: toolName } });
+    this.name = 'ToolOutputSerializationError';
+  }
+}
+
+/** A durable tool misused `step.do` (the message says how): thrown into the tool's `run`, so unless it catches it, a tool error the model sees. */
+export class ToolStepError extends AgentApiError {
+  constructor(toolName: string, message: string, details: Record<string, unknown> = {}) {
+    super('TOOL_STEP_INVALID', 'tool_step_invalid', 500, `Tool "${toolName}" ${message}`, { details: { tool: toolName, ...details } });
+    this.name = 'ToolStepError';
+  }
+}
+
+/** At most the first eight issues, `path: message`; the count of the rest. */
+function issueText(issues: readonly ToolValidationIssue[]): string {
+  const shown = issues.slice(0, 8).map((i) => `${i.path}: ${i.message}`).join('; ');
+  return issues.length > 8 ? `${shown}; and ${issues.length - 8} more` : shown;
+}
+
+/**
+ * A call of a tool that is not durable was found started by an earlier
+ * execution that never recorded its result (the process stopped, or lost
+ * the operation, mid-call): it is not run again, and the model gets this as
+ * the call's tool error, since its outcome is unknown. Durable tools are
+ * re-executed instead, their recorded steps replayed.
+ */
+export class ToolCallInterruptedError extends AgentApiError {
+  constructor(toolName: string, toolCallId: string) {
+    super('TOOL_CALL_INTERRUPTED', 'tool_call_interrupted', 500, `The call of tool "${toolName}" was interrupted before its result was recorded, so its outcome is unknown; it was not run again. Check whether its effect happened before calling it again.`, { details: { tool: toolName, toolCallId } });
+    this.name = 'ToolCallInterruptedError';
+  }
+}

@@ -7,6 +7,8 @@ import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
 import type { AgentDirectory } from './agent-directory.js';
 import { runFinishSeam, runStartSeam } from './agent-event-seams.js';
 import { runAgentTool, type AgentTool } from './define-tool.js';
+import { markCallStarted, storeToolStepJournal } from './tool-step.js';
+import { ToolCallInterruptedError } from './agent-errors.js';
 import { renderAgent, type RenderedAgent } from './render-agent.js';
 import type { RenderStateAccess } from './render-slot.js';
 import { parseDeliveredMessage, type DeliveredMessage, type DeliveredMessageInput } from './delivered-message.js';
@@ -90,7 +92,14 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     async execute(call, ctx) {
       const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => (t.remote === undefined ? call.identifier === AGENT_TOOL_IDENTIFIER && t.name === call.apiName : t.remote.identifier === call.identifier && t.remote.apiName === call.apiName));
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
-      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
+      // Another tool is marked started before it runs: a resumed call finds the mark and is settled as interrupted,
+      // not run twice. A durable tool's steps are recorded under this call instead (its id is stored with the
+      // operation, so a resumed call has it too) and the call runs again, replaying them.
+      if (tool.durable !== true && !(await markCallStarted(store, ctx.operationId, ctx.toolCallId))) throw new ToolCallInterruptedError(tool.name, ctx.toolCallId);
+      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, {
+        ...(ctx.log !== undefined ? { log: ctx.log } : {}),
+        ...(tool.durable === true ? { steps: storeToolStepJournal(store, ctx.operationId, ctx.toolCallId) } : {}),
+      });
     },
   };
 

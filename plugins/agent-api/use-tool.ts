@@ -12,12 +12,19 @@ import { mcpAgentToolFor, type MountableMcpTool } from './mcp-agent-tool.js';
  * `agent/<name>`, and every call passes the gate (allow-list,
  * approval, policies, webhook controls) like any tool. Synchronous;
  * ToolNameConflictError for a second tool of the same name in one render,
- * AgentRenderError outside a render or for a bad definition.
+ * AgentRenderError outside a render or for a bad definition,
+ * ToolLegacyDefinitionError for the legacy `parameters` / `execute` fields.
  */
-export function useTool<TInput extends v.GenericSchema | undefined = undefined>(tool: AgentTool | ToolOptions<TInput> | MountableMcpTool): void {
+export function useTool(tool: AgentTool | MountableMcpTool): void;
+export function useTool<TInput extends v.GenericSchema | undefined = undefined, TOutput extends v.GenericSchema | undefined = undefined, TDurable extends boolean | undefined = undefined>(
+  tool: ToolOptions<TInput, TOutput, TDurable>,
+): void;
+export function useTool<TInput extends v.GenericSchema | undefined = undefined, TOutput extends v.GenericSchema | undefined = undefined, TDurable extends boolean | undefined = undefined>(
+  tool: AgentTool | ToolOptions<TInput, TOutput, TDurable> | MountableMcpTool,
+): void {
   const frame = requireRenderFrame('useTool');
   // An MCP tool of connectMcpServer mounts as it is (mcp-agent-tool.ts); anything else is a defineTool definition.
-  const defined = mcpAgentToolFor(tool) ?? defineTool(tool as ToolOptions<TInput>);
+  const defined = mcpAgentToolFor(tool) ?? defineTool(tool as ToolOptions<TInput, TOutput, TDurable>);
   if (frame.tools.some((t) => t.name === defined.name)) throw new ToolNameConflictError(defined.name);
   frame.tools.push(defined);
 }

@@ -73,6 +73,9 @@ export class TimelinePrinter {
         this.line(`${mark} ${event.reason} after ${event.steps} steps, ${tokens} tokens${cost}${event.error ? `: ${event.error}` : ''}`);
         break;
       }
+      case 'tool_log':
+        this.line(`    · ${event.apiName} ${event.level}: ${short(event.message, 160)}`);
+        break;
       case 'hook':
       case 'tool_started':
         break;

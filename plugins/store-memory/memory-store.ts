@@ -8,6 +8,8 @@ import { leaseWindow } from '../../kernel/lease-window.js';
 import { defaultThreadId, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import { MemorySubmissions } from './memory-submissions.js';
+import { MemoryToolSteps } from './memory-tool-steps.js';
+import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
 import {
   decisionCutoff,
   DEFAULT_PRUNE_BATCH,
@@ -117,6 +119,8 @@ export class MemoryStore implements Store {
     },
     () => this.assertOpen(),
   );
+  /** Durable tool steps (memory-tool-steps.ts), removed with their operation. */
+  private readonly toolSteps = new MemoryToolSteps((id) => this.operations.has(id), () => this.assertOpen());
 
   /** Nothing to migrate; resolves at once. */
   async migrate(): Promise<void> {
@@ -201,6 +205,14 @@ export class MemoryStore implements Store {
 
   settleSubmission(id: string, settlement: SubmissionSettlement): Promise<{ settled: boolean; submission: SubmissionRecord }> {
     return this.submissions.settleSubmission(id, settlement);
+  }
+
+  recordToolStep(step: NewToolStep): Promise<{ recorded: boolean; step: ToolStepRecord }> {
+    return this.toolSteps.recordToolStep(step);
+  }
+
+  listToolSteps(operationId: string, toolCallId: string): Promise<ToolStepRecord[]> {
+    return this.toolSteps.listToolSteps(operationId, toolCallId);
   }
 
   /** STORE_CONFLICT when the id exists. */
@@ -524,6 +536,7 @@ export class MemoryStore implements Store {
       this.steps.delete(id);
       this.hooks.delete(id);
       this.leases.delete(id);
+      this.toolSteps.dropOperation(id);
     }
     this.submissions.dropThread(thread.record.id);
     this.threads.delete(thread.record.id);

@@ -60,6 +60,8 @@ function prepare(db: Database.Database) {
       "SELECT 1 FROM submissions WHERE thread_seq = ? AND status IN ('queued', 'running', 'joined') LIMIT 1",
     ).pluck(),
     deleteSubmissions: db.prepare<[number]>('DELETE FROM submissions WHERE thread_seq = ?'),
+    // Durable tool steps go with their operation (by the prefix of tool_steps_by_call, schema 10).
+    deleteToolSteps: db.prepare<[number]>('DELETE FROM tool_steps WHERE operation_seq = ?'),
     maxThreadSeq: db.prepare<[], number | null>('SELECT MAX(seq) FROM threads').pluck(),
     emptyThreads: db.prepare<[number, number], { seq: number; agent_id: string; updated_at: string }>(
       `SELECT t.seq, t.agent_id, t.updated_at FROM threads t WHERE t.seq > ? AND t.seq <= ?
@@ -228,6 +230,7 @@ export class SqlitePruner {
       if (dryRun) continue;
       s.deleteLog.run(from, to);
       s.deleteHooks.run(op.id);
+      s.deleteToolSteps.run(op.seq);
       s.deleteOperation.run(op.seq);
     }
     if (dryRun) return;

@@ -26,6 +26,8 @@ import type {
 import { defaultThreadId } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import { SqliteSubmissions } from './sqlite-submissions.js';
+import { SqliteToolSteps } from './sqlite-tool-steps.js';
+import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
 import type { PruneCounts, PruneOptions, RetentionPolicy } from '../../kernel/retention.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { MessageIds } from './message-ids.js';
@@ -282,6 +284,8 @@ export class SqliteStore implements Store {
 
   /** Document 001's submissions (sqlite-submissions.ts), on this connection. */
   private submissions?: SqliteSubmissions;
+  /** Durable tool steps (sqlite-tool-steps.ts), on this connection. */
+  private toolSteps?: SqliteToolSteps;
 
   private checkpointer?: BackgroundCheckpointer;
   private readonly backgroundCheckpoints: boolean;
@@ -307,6 +311,7 @@ export class SqliteStore implements Store {
       // Nothing half set up: no statements, no open connection.
       this.statements = undefined;
       this.submissions = undefined;
+      this.toolSteps = undefined;
       this.ids = undefined;
       db.close();
       throw translateSqliteError(err, this.path);
@@ -328,6 +333,7 @@ export class SqliteStore implements Store {
       },
       insert: (thread, now) => this.insertThread(s, thread, now),
     });
+    this.toolSteps = new SqliteToolSteps(db);
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
       const agent = this.agentTexts.of(op.agent);
@@ -510,6 +516,7 @@ export class SqliteStore implements Store {
     this.db = undefined;
     this.statements = undefined;
     this.submissions = undefined;
+    this.toolSteps = undefined;
     this.dynamicStatements.clear();
     this.seqs.clear();
     // The thread's connection closes first, so this last one checkpoints everything and removes the WAL.
@@ -590,6 +597,15 @@ export class SqliteStore implements Store {
         throw err;
       }
     });
+  }
+
+  /** Its own IMMEDIATE transaction; the first record of a key wins. STORE_NOT_FOUND for an unknown operation. */
+  async recordToolStep(step: NewToolStep): Promise<{ recorded: boolean; step: ToolStepRecord }> {
+    return this.guard(() => this.committed(this.toolSteps!.record(step)));
+  }
+
+  async listToolSteps(operationId: string, toolCallId: string): Promise<ToolStepRecord[]> {
+    return this.guard(() => this.toolSteps!.list(operationId, toolCallId));
   }
 
   /** STORE_CONFLICT when the id exists. */

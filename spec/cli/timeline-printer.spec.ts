@@ -46,6 +46,12 @@ describe('TimelinePrinter: streamed text', () => {
     assert.equal(screen.text, '  💬 Writing the note.\n  → fs/writeFile {"path":"a"}\n');
   });
 
+  it('prints a tool progress line (tool_log) on one line, cut, after the text it interrupts', () => {
+    printer.handle(delta('op1', 'Working'));
+    printer.handle({ type: 'tool_log', operationId: 'op1', stepIndex: 1, toolCallId: 'c1', identifier: 'agent', apiName: 'sync', level: 'warn', message: 'page 3\nretrying' });
+    assert.equal(screen.text, '  💬 Working\n    · sync warn: page 3 retrying\n');
+  });
+
   it('prints the whole text of a turn that did not stream', () => {
     printer.handle(message('op1', '  Done.\nAll good.  '));
     assert.equal(screen.text, '  💬 Done.\n     All good.\n');

@@ -68,6 +68,12 @@ describe('package root exports', function () {
       [new hookgate.SubmissionRetryExhaustedError('s', 3), 'submission_retry_exhausted', 500],
       [new hookgate.SubmissionTimeoutError('s', 10), 'submission_timeout', 500],
       [new hookgate.AgentRuntimeNotStartedError('x'), 'runtime_unavailable', 503],
+      [new hookgate.ToolLegacyDefinitionError('t', 'tool "t"', 'execute'), 'tool_legacy_definition', 500],
+      [new hookgate.ToolInputValidationError('t', [{ path: 'a', message: 'm' }]), 'tool_input_validation', 400],
+      [new hookgate.ToolOutputValidationError('t', [{ path: 'a', message: 'm' }]), 'tool_output_validation', 500],
+      [new hookgate.ToolOutputSerializationError('t', 'a function'), 'tool_output_serialization', 500],
+      [new hookgate.ToolStepError('t', 'reused a name'), 'tool_step_invalid', 500],
+      [new hookgate.ToolCallInterruptedError('t', 'call-1'), 'tool_call_interrupted', 500],
     ];
     for (const [err, type, status] of errors) {
       assert.ok(err instanceof hookgate.HookgateError && err instanceof Error);

@@ -4,6 +4,7 @@ import type { ErrorCode } from '../../kernel/error-catalog.js';
 import type { DecisionRecord, NewOperation, OperationState, Store } from '../../kernel/store.js';
 import { describePruneContract } from './store-prune-contract.js';
 import { describeSubmissionsContract } from './store-submissions-contract.js';
+import { describeToolStepsContract } from './store-tool-steps-contract.js';
 
 /** Asserts a promise rejects with a HookgateError of `code`, and returns the error. */
 export async function rejectsWithCode(promise: Promise<unknown>, code: ErrorCode): Promise<Error> {
@@ -925,6 +926,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
 
     describePruneContract(() => store);
     describeSubmissionsContract(() => store);
+    describeToolStepsContract(() => store);
 
     describe('lifecycle', () => {
       it('rejects calls after close with KERNEL_STOPPED, and close twice is fine', async () => {

@@ -141,7 +141,6 @@ describe('agent API: tools of agent functions', () => {
       ['a non-object input', { name: 'ok', description: 'd', input: v.string(), run: () => 1 }, /input must be a valibot object schema/],
       ['an input that is not valibot', { name: 'ok', description: 'd', input: { type: 'object' }, run: () => 1 }, /input must be a valibot object schema/],
       ['an input the model cannot be told about', { name: 'ok', description: 'd', input: v.object({ when: v.date() }), run: () => 1 }, /input\.when: The "date" schema cannot be converted to JSON Schema/],
-      ['the legacy execute field', { name: 'ok', description: 'd', execute: () => 1, run: () => 1 }, /"execute" is the legacy shape/],
     ];
     for (const [what, options, message] of bad) {
       it(`refuses ${what}, naming the tool and the field`, () => {
