@@ -96,6 +96,12 @@ export {
   type ResponseFinishContext,
 } from './plugins/agent-api/use-agent-events.js';
 export { defineTool, type ToolContext, type ToolOptions, type AgentTool } from './plugins/agent-api/define-tool.js';
+export { defineSkill, skillPathProblem, type SkillDefinition } from './plugins/agent-api/define-skill.js';
+export { useSkill } from './plugins/agent-api/use-skill.js';
+export { defineSubagent, GeneralSubagent, GENERAL_SUBAGENT_NAME, type SubagentDefinition, type ThinkingLevel } from './plugins/agent-api/define-subagent.js';
+export { useSubagent } from './plugins/agent-api/use-subagent.js';
+export { MAX_DELEGATION_DEPTH } from './plugins/agent-api/framework-tools.js';
+export type { RenderedResources, ResourceEntry } from './plugins/agent-api/render-agent.js';
 export { AgentDirectory } from './plugins/agent-api/agent-directory.js';
 export {
   AgentApiError,
@@ -110,6 +116,10 @@ export {
   AgentNotRegisteredError,
   AgentRuntimeNotStartedError,
   AgentRuntimeRunningError,
+  SkillDefinitionValidationError,
+  SubagentDefinitionValidationError,
+  ResourceNameConflictError,
+  type DefinitionIssue,
 } from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';

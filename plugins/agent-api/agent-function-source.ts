@@ -15,6 +15,9 @@ import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
 import type { DispatchReceipt } from './dispatch.js';
 import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
+import { baselineFor, composedInstructions, frameworkTools, isFrameworkCall, isSubagentRef, runFrameworkTool, splitSubagentRef, type ResolvedSubagent, type ResourceBaseline } from './agent-resources.js';
+import type { OperationRecord } from '../../kernel/store.js';
+import type { ToolDefinition } from '../../kernel/tools.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -55,6 +58,12 @@ interface OperationSession {
   viewModel: string | undefined;
   /** Tool entries by name, reused while name, description and schema stay the same. */
   readonly entries: Map<string, { readonly key: string; readonly entry: ToolEntry }>;
+  /** The agent id it renders (`Identity`, or a delegated child's `Identity.subagent`). */
+  readonly ref: string;
+  /** A delegated child's subagent: its render is a subagent render of this definition. */
+  readonly subagent: ResolvedSubagent | undefined;
+  /** What the system prompt's skill catalog and the task tool's roster show (agent-resources.ts). */
+  baseline: ResourceBaseline | undefined;
 }
 
 /**
@@ -81,7 +90,10 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     id: AGENT_TOOL_SOURCE,
     list: () => [],
     async execute(call, ctx) {
-      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
+      const session = sessions.get(ctx.operationId);
+      // activate_skill and task resolve their plain string argument against the latest render's live set.
+      if (session?.render !== undefined && isFrameworkCall(session.render, call.apiName)) return runFrameworkTool(session.render, session.ref, call.apiName, call.args);
+      const tool = session?.render?.tools.find((t) => t.name === call.apiName);
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
       return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
     },
@@ -95,9 +107,11 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     return agent;
   }
 
-  async function openSession(operationId: string, threadId: string, record: object): Promise<OperationSession> {
-    const thread = await store.getThread(threadId);
-    const submissionId = (record as { context?: Record<string, string> }).context?.[SUBMISSION_CONTEXT_KEY];
+  async function openSession(operationId: string, threadId: string, record: OperationRecord, ref: string): Promise<OperationSession> {
+    // A delegated child renders its subagent: no instance, no submission, no state of its own.
+    const subagent = isSubagentRef(ref) ? await resolveSubagent(ref, record.parentOperationId) : undefined;
+    const thread = subagent === undefined ? await store.getThread(threadId) : undefined;
+    const submissionId = subagent === undefined ? record.context[SUBMISSION_CONTEXT_KEY] : undefined;
     const submission = submissionId !== undefined ? await store.getSubmission(submissionId) : undefined;
     const buffer = new ThreadStateBuffer(thread?.values ?? {});
     const session: OperationSession = {
@@ -105,7 +119,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       instanceId: thread?.instanceId,
       initialData: thread?.initialData,
       buffer,
-      dispatchToSelf: dispatcherFor((record as { agentId: string }).agentId, thread),
+      dispatchToSelf: dispatcherFor(record.agentId, thread),
       access: { current: (name) => buffer.current(name), write: buffer.write, writeData: (name, value) => buffer.appendData(operationId, name, value) },
       render: undefined,
       view: undefined,
@@ -113,6 +127,9 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       joinedId: undefined,
       viewModel: undefined,
       entries: new Map(),
+      ref,
+      subagent,
+      baseline: undefined,
     };
     // Another resolve of the same operation may have opened one meanwhile: the first stays.
     const existing = sessions.get(operationId);
@@ -143,11 +160,16 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   }
 
   function renderFor(ref: string, session: OperationSession, context: AgentSourceContext): AgentView {
+    if (session.subagent !== undefined) {
+      const rendered = renderAgent(session.subagent.definition.agent as never, { kind: 'subagent', agentName: ref });
+      session.render = rendered;
+      return viewOf(session, rendered, (context.definition?.model ?? session.subagent.model) as AgentView['model'], context.operation?.state.compactions ?? 0);
+    }
     const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref, ...(session.delivery !== undefined ? { delivery: session.delivery } : {}), ...(session.dispatchToSelf !== undefined ? { dispatchToSelf: session.dispatchToSelf } : {}) });
     session.render = rendered;
     // Read once per submission: the model the operation stored at start (its first render's).
     const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
-    return viewOf(session, rendered, model);
+    return viewOf(session, rendered, model, context.operation?.state.compactions ?? 0);
   }
 
   function sessionOf(ref: string, context: AgentLifecycleContext): OperationSession & { render: RenderedAgent } {
@@ -161,6 +183,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     tools,
 
     resolve(ref, context) {
+      if (context.operation === undefined && isSubagentRef(ref)) {
+        // A delegated child at start: its subagent, found through the delegating operation.
+        return resolveSubagent(ref, context.parentOperationId).then((subagent) =>
+          viewOf(undefined, renderAgent(subagent.definition.agent as never, { kind: 'subagent', agentName: ref }), subagent.model as AgentView['model'], 0),
+        );
+      }
       if (context.operation === undefined) {
         // At start: the definition the operation stores (its model is the submission's), rendered read-only.
         // The delivery of that render: the thread's running submission (the coordinator counted its attempt before starting).
@@ -173,14 +201,14 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
             agentName: ref,
             ...(delivery !== undefined ? { delivery } : {}),
           });
-          return viewOf(undefined, rendered, rendered.model as AgentView['model']);
+          return viewOf(undefined, rendered, rendered.model as AgentView['model'], 0);
         });
       }
       // The same record object while this process runs the operation; a new one after a reload (its buffered writes, if
       // any, belonged to a commit that never landed: the store says what the values are).
       const session = sessions.get(context.operationId);
       if (session !== undefined && session.record === context.operation) return advanceThenRender(ref, session, context);
-      return openSession(context.operationId, context.threadId, context.operation).then((opened) => advanceThenRender(ref, opened, context));
+      return openSession(context.operationId, context.threadId, context.operation, ref).then((opened) => advanceThenRender(ref, opened, context));
     },
 
     async start(ref, context): Promise<AgentLifecycleOutcome | undefined> {
@@ -212,20 +240,23 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   };
 
   /** The view of a render: the previous view object when nothing the runtime reads changed. */
-  function viewOf(session: OperationSession | undefined, rendered: RenderedAgent, model: AgentView['model']): AgentView {
-    const entries = rendered.tools.map((tool) => entryFor(session, tool));
+  function viewOf(session: OperationSession | undefined, rendered: RenderedAgent, model: AgentView['model'], compactions: number): AgentView {
+    const baseline = baselineFor(session?.baseline, rendered, compactions);
+    if (session !== undefined) session.baseline = baseline;
+    const entries = [...rendered.tools.map((tool) => entryFor(session, tool)), ...frameworkTools(rendered, baseline, AGENT_TOOL_IDENTIFIER, AGENT_TOOL_SOURCE).map((t) => frameworkEntry(session, t))];
+    const instructions = composedInstructions(rendered, baseline);
     const modelKey = JSON.stringify(model);
     const previous = session?.view;
     if (
       previous !== undefined &&
-      previous.instructions === rendered.instructions &&
+      previous.instructions === instructions &&
       session!.viewModel === modelKey &&
       sameEntries(previous.tools as readonly ToolEntry[], entries)
     ) {
       return previous;
     }
     const view: AgentView = Object.freeze({
-      ...(rendered.instructions !== undefined ? { instructions: rendered.instructions } : {}),
+      ...(instructions !== undefined ? { instructions } : {}),
       model,
       tools: Object.freeze(entries),
       allowList: entries.length > 0 ? ALLOW_AGENT_TOOLS : ALLOW_NONE,
@@ -239,17 +270,60 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   }
 
   function entryFor(session: OperationSession | undefined, tool: AgentTool): ToolEntry {
+    return frameworkEntry(session, { identifier: AGENT_TOOL_IDENTIFIER, apiName: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: AGENT_TOOL_SOURCE });
+  }
+
+  /** The entry of a tool definition, reused while its description and schema stay the same (useTool and framework tools alike). */
+  function frameworkEntry(session: OperationSession | undefined, tool: ToolDefinition): ToolEntry {
     const key = `${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
-    const known = session?.entries.get(tool.name);
+    const known = session?.entries.get(tool.apiName);
     if (known !== undefined && known.key === key) return known.entry;
-    const entry: ToolEntry = Object.freeze({
-      tool: Object.freeze({ identifier: AGENT_TOOL_IDENTIFIER, apiName: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: AGENT_TOOL_SOURCE }),
-      source: tools,
-    });
-    session?.entries.set(tool.name, { key, entry });
+    const entry: ToolEntry = Object.freeze({ tool: Object.freeze(tool), source: tools });
+    session?.entries.set(tool.apiName, { key, entry });
     return entry;
   }
+
+  /**
+   * The subagent a delegated child (`ref` = `<parent ref>.<name>`) runs and
+   * its model (the definition's override, else the delegating operation's):
+   * from the delegating operation's latest render in this process, else
+   * (after a restart) by rendering the delegating agent again, read-only,
+   * from the store. AGENT_NOT_FOUND when the delegating agent no longer
+   * declares it.
+   */
+  async function resolveSubagent(ref: string, parentOperationId: string | undefined): Promise<ResolvedSubagent> {
+    const { parentRef, name } = splitSubagentRef(ref);
+    if (parentOperationId === undefined) {
+      throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}" is a subagent of "${parentRef}": it runs only as a task delegated by it`, { details: { agentId: ref } });
+    }
+    const parent = sessions.get(parentOperationId);
+    let render = parent?.ref === parentRef ? parent.render : undefined;
+    let model = parent?.view?.model as ModelBlockLike | undefined;
+    if (render === undefined) {
+      const parentOp = await store.getOperation(parentOperationId);
+      if (parentOp === undefined) throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}": its delegating operation ${parentOperationId} is not in the store`, { details: { agentId: ref } });
+      model = (parentOp.agent as { model?: ModelBlockLike }).model;
+      render = await readOnlyRender(parentRef, parentOp);
+    }
+    const definition = render.subagents.find((s) => s.name === name);
+    if (definition === undefined) {
+      throw new HookgateError('AGENT_NOT_FOUND', `agent "${parentRef}" does not declare the subagent "${name}" (declares: ${render.subagents.map((s) => s.name).join(', ') || 'none'})`, { details: { agentId: ref } });
+    }
+    return { definition, model: (definition.model ?? model) as ResolvedSubagent['model'] };
+  }
+
+  /** The render of `ref` for the stored operation `op`, writing nothing: a root agent over its thread's values, a subagent as a subagent render. */
+  async function readOnlyRender(ref: string, op: OperationRecord): Promise<RenderedAgent> {
+    if (isSubagentRef(ref)) {
+      const resolved = await resolveSubagent(ref, op.parentOperationId);
+      return renderAgent(resolved.definition.agent as never, { kind: 'subagent', agentName: ref });
+    }
+    const thread = await store.getThread(op.threadId);
+    return renderAgent(agentOf(ref), { instanceId: thread?.instanceId, initialData: thread?.initialData, state: new ThreadStateBuffer(thread?.values ?? {}), agentName: ref });
+  }
 }
+
+type ModelBlockLike = { readonly provider: string };
 
 /** How the source sends to an instance (the plugin binds it to the coordinator): agent `identity`'s instance, conditioned on its uid. */
 export type SendToInstance = (request: { identity: string; instanceId: string; uid: string | undefined; message: unknown }) => Promise<DispatchReceipt>;
