@@ -62,8 +62,6 @@ interface OperationSession {
   readonly ref: string;
   /** A delegated child's subagent: its render is a subagent render of this definition. */
   readonly subagent: ResolvedSubagent | undefined;
-  /** What the system prompt's skill catalog and the task tool's roster show (agent-resources.ts). */
-  baseline: ResourceBaseline | undefined;
 }
 
 /**
@@ -85,6 +83,8 @@ interface OperationSession {
  */
 export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
+  /** What each operation's system prompt skill catalog and task roster show (agent-resources.ts), until it settles. */
+  const baselines = new Map<string, ResourceBaseline>();
 
   const tools: ToolSource = {
     id: AGENT_TOOL_SOURCE,
@@ -129,7 +129,6 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       entries: new Map(),
       ref,
       subagent,
-      baseline: undefined,
     };
     // Another resolve of the same operation may have opened one meanwhile: the first stays.
     const existing = sessions.get(operationId);
@@ -236,13 +235,17 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
 
     settled(_ref, context) {
       sessions.delete(context.operationId);
+      baselines.delete(context.operationId);
     },
   };
 
   /** The view of a render: the previous view object when nothing the runtime reads changed. */
   function viewOf(session: OperationSession | undefined, rendered: RenderedAgent, model: AgentView['model'], compactions: number): AgentView {
-    const baseline = baselineFor(session?.baseline, rendered, compactions);
-    if (session !== undefined) session.baseline = baseline;
+    // Kept per operation, not per session: a session reopened for a reloaded record (a resume after a delegation or an
+    // approval) must show the model the same catalog and roster.
+    const operationId = session !== undefined ? (session.record as OperationRecord).id : undefined;
+    const baseline = baselineFor(operationId !== undefined ? baselines.get(operationId) : undefined, rendered, compactions);
+    if (operationId !== undefined) baselines.set(operationId, baseline);
     const entries = [...rendered.tools.map((tool) => entryFor(session, tool)), ...frameworkTools(rendered, baseline, AGENT_TOOL_IDENTIFIER, AGENT_TOOL_SOURCE).map((t) => frameworkEntry(session, t))];
     const instructions = composedInstructions(rendered, baseline);
     const modelKey = JSON.stringify(model);

@@ -4,6 +4,7 @@ import { AgentRenderError, ResourceNameConflictError, SkillDefinitionValidationE
 import { defineSkill, skillPathProblem, type SkillDefinition } from '../../../plugins/agent-api/define-skill.js';
 import { defineSubagent, GeneralSubagent, type SubagentDefinition } from '../../../plugins/agent-api/define-subagent.js';
 import { renderAgent } from '../../../plugins/agent-api/render-agent.js';
+import { baselineFor } from '../../../plugins/agent-api/agent-resources.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useSkill } from '../../../plugins/agent-api/use-skill.js';
 import { useSubagent } from '../../../plugins/agent-api/use-subagent.js';
@@ -240,6 +241,20 @@ describe('agent API: defineSkill / defineSubagent validation', () => {
     it('outside a render both hooks throw, naming themselves', () => {
       assert.throws(() => useSkill(faq), (e: unknown) => e instanceof AgentRenderError && /useSkill\(\) was called outside an agent render/.test(e.message));
       assert.throws(() => useSubagent(researcher), /useSubagent\(\) was called outside/);
+    });
+
+    it('the catalog baseline is kept until a compaction, then retaken from the render of that moment', () => {
+      let withRefunds = false;
+      const Flip = () => {
+        useModel('recorded/x');
+        useSkill(faq);
+        if (withRefunds) useSkill({ ...base });
+      };
+      const first = baselineFor(undefined, renderAgent(Flip as Agent), 0);
+      withRefunds = true;
+      const later = renderAgent(Flip as Agent);
+      assert.equal(baselineFor(first, later, 0), first, 'no compaction: the same baseline');
+      assert.deepEqual(baselineFor(first, later, 1).skills.map((s) => s.name), ['faq', 'refunds'], 'after a compaction: the current set');
     });
 
     it('a subagent render may declare skills and subagents of its own', () => {

@@ -143,6 +143,27 @@ describe('agent API: subagents', function () {
     assert.equal(childTool.toolResult?.error, 'tool_not_allowed');
   });
 
+  it('a subagent declared later is delegated to through the live set, while the roster in the task description stays as first shown', async () => {
+    let hired = false;
+    const writer = defineSubagent({ name: 'writer', description: 'Writes.', agent: () => 'You write.', model: recordedModel([{ text: 'written' }]) });
+    const Lead = () => {
+      useModel(recordedModel([agentToolTurn('hire'), agentToolTurn('task', { agent: 'writer', prompt: 'write it' }), { text: 'done' }]));
+      useTool({ name: 'hire', description: 'Hires a writer', run: () => void (hired = true) });
+      useSubagent(researcher([{ text: 'x' }]));
+      if (hired) useSubagent(writer);
+    };
+    fx = await startAgentKernel([Lead as Agent]);
+    const final = await runAgent(fx.kernel, 'Lead', 'go');
+    assert.equal(final.status, 'done');
+    const descriptions = fx.model.requests.filter((r) => r.operationId === final.id).map((r) => r.toolDescriptions['agent/task']);
+    assert.equal(new Set(descriptions).size, 1, 'the roster never changed');
+    assert.ok(!descriptions[0]!.includes('writer'));
+    const [child] = await childrenOf(fx, final);
+    assert.equal(child!.agentId, 'Lead.writer');
+    const tool = (await fx.kernel.listMessages(final.id)).filter((m) => m.role === 'tool')[1]!;
+    assert.equal(tool.content, 'written');
+  });
+
   it('a policy denies a tool of the child like any tool; the parent gets the child’s answer', async () => {
     const world = await PolicyWorld.create({
       'kb.yaml': `name: kb\npolicies:\n  - id: no-lookup\n    events: [beforeToolCall]\n    match: '^agent/lookup$'\n    effect: deny\n    reason: lookups are frozen\n`,
