@@ -111,7 +111,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     // A delegated child renders its subagent: no instance, no submission, no state of its own.
     const subagent = isSubagentRef(ref) ? await resolveSubagent(ref, record.parentOperationId) : undefined;
     const thread = subagent === undefined ? await store.getThread(threadId) : undefined;
-    const submissionId = subagent === undefined ? record.context[SUBMISSION_CONTEXT_KEY] : undefined;
+    const submissionId = subagent === undefined ? (record.context as Record<string, string> | undefined)?.[SUBMISSION_CONTEXT_KEY] : undefined;
     const submission = submissionId !== undefined ? await store.getSubmission(submissionId) : undefined;
     const buffer = new ThreadStateBuffer(thread?.values ?? {});
     const session: OperationSession = {
