@@ -15,7 +15,8 @@ import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
 import type { DispatchReceipt } from './dispatch.js';
 import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
-import { baselineFor, composedInstructions, frameworkTools, isFrameworkCall, isSubagentRef, runFrameworkTool, splitSubagentRef, type ResolvedSubagent, type ResourceBaseline } from './agent-resources.js';
+import { baselineFor, composedInstructions, frameworkTools, isFrameworkCall, isSubagentRef, runFrameworkTool, type ResolvedSubagent, type ResourceBaseline } from './agent-resources.js';
+import { subagentResolver } from './subagent-resolution.js';
 import type { OperationRecord } from '../../kernel/store.js';
 import type { ToolDefinition } from '../../kernel/tools.js';
 
@@ -80,11 +81,23 @@ interface OperationSession {
  * the delivery cursor (the submission's message, then joined deliveries and
  * appended signals) and, with `sendToSelf`, the instance's dispatcher.
  * Render errors reject the step (the operation ends in error naming them).
+ * Declared skills and subagents add `activate_skill` / `task` to the tools
+ * and the skill catalog to the instructions (agent-resources.ts); a
+ * delegated child (`<ref>.<name>`) renders its subagent
+ * (subagent-resolution.ts).
  */
 export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
   /** What each operation's system prompt skill catalog and task roster show (agent-resources.ts), until it settles. */
   const baselines = new Map<string, ResourceBaseline>();
+  const resolveSubagent = subagentResolver({
+    store,
+    agentOf,
+    live: (operationId, ref) => {
+      const session = sessions.get(operationId);
+      return session?.ref === ref && session.render !== undefined ? { render: session.render, model: session.view?.model } : undefined;
+    },
+  });
 
   const tools: ToolSource = {
     id: AGENT_TOOL_SOURCE,
@@ -285,48 +298,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     session?.entries.set(tool.apiName, { key, entry });
     return entry;
   }
-
-  /**
-   * The subagent a delegated child (`ref` = `<parent ref>.<name>`) runs and
-   * its model (the definition's override, else the delegating operation's):
-   * from the delegating operation's latest render in this process, else
-   * (after a restart) by rendering the delegating agent again, read-only,
-   * from the store. AGENT_NOT_FOUND when the delegating agent no longer
-   * declares it.
-   */
-  async function resolveSubagent(ref: string, parentOperationId: string | undefined): Promise<ResolvedSubagent> {
-    const { parentRef, name } = splitSubagentRef(ref);
-    if (parentOperationId === undefined) {
-      throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}" is a subagent of "${parentRef}": it runs only as a task delegated by it`, { details: { agentId: ref } });
-    }
-    const parent = sessions.get(parentOperationId);
-    let render = parent?.ref === parentRef ? parent.render : undefined;
-    let model = parent?.view?.model as ModelBlockLike | undefined;
-    if (render === undefined) {
-      const parentOp = await store.getOperation(parentOperationId);
-      if (parentOp === undefined) throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}": its delegating operation ${parentOperationId} is not in the store`, { details: { agentId: ref } });
-      model = (parentOp.agent as { model?: ModelBlockLike }).model;
-      render = await readOnlyRender(parentRef, parentOp);
-    }
-    const definition = render.subagents.find((s) => s.name === name);
-    if (definition === undefined) {
-      throw new HookgateError('AGENT_NOT_FOUND', `agent "${parentRef}" does not declare the subagent "${name}" (declares: ${render.subagents.map((s) => s.name).join(', ') || 'none'})`, { details: { agentId: ref } });
-    }
-    return { definition, model: (definition.model ?? model) as ResolvedSubagent['model'] };
-  }
-
-  /** The render of `ref` for the stored operation `op`, writing nothing: a root agent over its thread's values, a subagent as a subagent render. */
-  async function readOnlyRender(ref: string, op: OperationRecord): Promise<RenderedAgent> {
-    if (isSubagentRef(ref)) {
-      const resolved = await resolveSubagent(ref, op.parentOperationId);
-      return renderAgent(resolved.definition.agent as never, { kind: 'subagent', agentName: ref });
-    }
-    const thread = await store.getThread(op.threadId);
-    return renderAgent(agentOf(ref), { instanceId: thread?.instanceId, initialData: thread?.initialData, state: new ThreadStateBuffer(thread?.values ?? {}), agentName: ref });
-  }
 }
-
-type ModelBlockLike = { readonly provider: string };
 
 /** How the source sends to an instance (the plugin binds it to the coordinator): agent `identity`'s instance, conditioned on its uid. */
 export type SendToInstance = (request: { identity: string; instanceId: string; uid: string | undefined; message: unknown }) => Promise<DispatchReceipt>;
