@@ -5,7 +5,7 @@ import { defineSubagent, GeneralSubagent, type SubagentDefinition } from '../../
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useSubagent } from '../../../plugins/agent-api/use-subagent.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
-import { recordHooks, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
+import { recordHooks, until, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 import { PolicyWorld } from '../../integration/policies/harness.js';
 import { addAgentFunctions, agentToolTurn, recordedModel, runAgent, startAgentKernel } from './agent-api-fixtures.js';
 
@@ -162,6 +162,25 @@ describe('agent API: subagents', function () {
     assert.equal(child!.agentId, 'Lead.writer');
     const tool = (await fx.kernel.listMessages(final.id)).filter((m) => m.role === 'tool')[1]!;
     assert.equal(tool.content, 'written');
+  });
+
+  it('aborting the delegating operation while its child runs interrupts both', async () => {
+    // Ten minutes: a parent that waited for the child would hit mocha's timeout.
+    const slow = defineSubagent({ name: 'slow', description: 'Slow.', agent: () => 'Slow.', model: recordedModel([{ text: 'late', delayMs: 600_000 }]) });
+    const Lead = () => {
+      useModel(recordedModel([agentToolTurn('task', { agent: 'slow', prompt: 'take your time' }), { text: 'done' }]));
+      useSubagent(slow);
+    };
+    fx = await startAgentKernel([Lead as Agent]);
+    const recorder = recordHooks(['afterCallAgent']);
+    const handle = await fx.kernel.execAgent({ agentSource: 'agent-functions', agentId: 'Lead', prompt: 'go', hooks: recorder.hooks });
+    await until(() => recorder.of('afterCallAgent').length === 1);
+    await fx.kernel.abort(handle.operationId);
+    assert.equal((await handle.completed()).reason, 'interrupted');
+    const child = await fx.kernel.waitForOperation(recorder.of('afterCallAgent')[0]!.subOperationId);
+    assert.equal(child.agentId, 'Lead.slow');
+    assert.equal(child.reason, 'interrupted');
+    assert.equal(child.state.lastText, undefined);
   });
 
   it('a policy denies a tool of the child like any tool; the parent gets the child’s answer', async () => {
