@@ -110,6 +110,12 @@ export {
   type ToolStep,
 } from './plugins/agent-api/define-tool.js';
 export { MAX_STEP_NAME, MAX_STEP_VALUE_CHARS, MAX_STEPS_PER_CALL } from './plugins/agent-api/tool-step.js';
+export { defineSkill, skillPathProblem, type SkillDefinition } from './plugins/agent-api/define-skill.js';
+export { useSkill } from './plugins/agent-api/use-skill.js';
+export { defineSubagent, GeneralSubagent, GENERAL_SUBAGENT_NAME, type SubagentDefinition, type ThinkingLevel } from './plugins/agent-api/define-subagent.js';
+export { useSubagent } from './plugins/agent-api/use-subagent.js';
+export { MAX_DELEGATION_DEPTH } from './plugins/agent-api/framework-tools.js';
+export type { RenderedResources, ResourceEntry } from './plugins/agent-api/render-agent.js';
 export { AgentDirectory } from './plugins/agent-api/agent-directory.js';
 export {
   AgentApiError,
@@ -131,6 +137,10 @@ export {
   ToolStepError,
   ToolCallInterruptedError,
   type ToolValidationIssue,
+  SkillDefinitionValidationError,
+  SubagentDefinitionValidationError,
+  ResourceNameConflictError,
+  type DefinitionIssue,
 } from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';

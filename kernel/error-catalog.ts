@@ -64,6 +64,9 @@ export const ERROR_CATALOG = {
   AGENT_RUN_FAILED: { category: 'user', summary: 'an awaited send settled failed or aborted (outcome and cause attached)' },
   SUBMISSION_RETRY_EXHAUSTED: { category: 'system', summary: "a submission was interrupted more often than its agent's durability.maxAttempts allows" },
   SUBMISSION_TIMEOUT: { category: 'user', summary: "a submission ran past its agent's durability.timeoutMs" },
+  SKILL_DEFINITION_INVALID: { category: 'user', summary: 'defineSkill / useSkill got a definition that is not valid (every field-level issue in details)' },
+  SUBAGENT_DEFINITION_INVALID: { category: 'user', summary: 'defineSubagent / useSubagent got a definition that is not valid (every field-level issue in details)' },
+  RESOURCE_NAME_CONFLICT: { category: 'user', summary: 'one render declared two skills, or two subagents, with the same name' },
   // MCP servers (plugins/mcp)
   MCP_OPTIONS_INVALID: { category: 'user', summary: 'connectMcpServer or the mcp config section was given a bad server name, URL, transport, header or timeout' },
   MCP_CONNECT_FAILED: { category: 'third_party', summary: 'an MCP server could not be reached or refused the MCP handshake (the client is closed)' },

@@ -41,6 +41,27 @@ export interface DeferredToolResult {
 }
 
 /**
+ * A tool call that delegates: instead of answering, the tool names an agent
+ * to run, and the runtime runs the call as a sub-agent (the `call_agent`
+ * path, after this call already passed the whole gate): `beforeCallAgent`,
+ * a child operation with `parentOperationId` that inherits the caller's
+ * hooks (so its own tool calls pass the same gate), `afterCallAgent`, and
+ * `onCallAgentError` when it cannot start or ends in anything but `done`.
+ * The parent parks (`waiting_tool`) and the child's last text becomes the
+ * call's result, through result control like any deferred result.
+ */
+export interface DelegatedToolResult {
+  delegate: {
+    /** The child's agent (the ref its agent source resolves). */
+    agentId: string;
+    /** The child's agent source; default: the static source. */
+    agentSource?: string;
+    /** The child's first user message. */
+    prompt: string;
+  };
+}
+
+/**
  * A source of tools (builtin, sandbox, MCP). `execute` returns the text the
  * model sees, a structured result, or `{ deferred: true }`; throwing becomes
  * `onToolCallError` and an error result the model sees.
@@ -51,7 +72,7 @@ export interface ToolSource {
   execute(
     call: { identifier: string; apiName: string; args: Record<string, unknown> },
     ctx: ToolExecutionContext,
-  ): Promise<string | { content: string; data?: unknown; success?: boolean } | DeferredToolResult>;
+  ): Promise<string | { content: string; data?: unknown; success?: boolean } | DeferredToolResult | DelegatedToolResult>;
   /**
    * Optional: the canonical form of the arguments that name sandbox paths,
    * URLs or shell commands, computed the way `execute` would use them. Called

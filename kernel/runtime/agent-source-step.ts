@@ -70,6 +70,7 @@ export function readStepAgent(deps: RuntimeDeps, op: RunningOperation): Promise<
     operation: record,
     definition: binding.definition,
     messages: op.messages,
+    ...(record.parentOperationId !== undefined ? { parentOperationId: record.parentOperationId } : {}),
   };
   const answer = ask(binding.source, binding.sourceId, record.agentId, context);
   if (!isPromise(answer)) {
@@ -89,7 +90,7 @@ export function readStepAgent(deps: RuntimeDeps, op: RunningOperation): Promise<
 /** What `execAgent` stores: the definition to freeze with the operation and its context (with its source, unless static). */
 export async function agentAtStart(
   deps: RuntimeDeps,
-  options: { agentSource?: string; agentId?: string; agent?: AgentDefinition; threadId?: string; context?: Record<string, string> },
+  options: { agentSource?: string; agentId?: string; agent?: AgentDefinition; threadId?: string; context?: Record<string, string>; parentOperationId?: string },
   operationId: string,
 ): Promise<{ agent: AgentDefinition; context: Record<string, string> }> {
   const sourceId = options.agentSource ?? STATIC_AGENT_SOURCE_ID;
@@ -108,7 +109,15 @@ export async function agentAtStart(
     throw new HookgateError('AGENT_NOT_FOUND', `execAgent({ agentSource: "${sourceId}" }) needs agentId: the agent the source resolves`, { details: { source: sourceId } });
   }
   const source = deps.agentSources.get(sourceId);
-  const start: AgentSourceContext = { operationId, threadId: options.threadId ?? `thread_${operationId}`, stepIndex: 0, operation: undefined, definition: undefined, messages: [] };
+  const start: AgentSourceContext = {
+    operationId,
+    threadId: options.threadId ?? `thread_${operationId}`,
+    stepIndex: 0,
+    operation: undefined,
+    definition: undefined,
+    messages: [],
+    ...(options.parentOperationId !== undefined ? { parentOperationId: options.parentOperationId } : {}),
+  };
   let answer = ask(source, sourceId, ref, start);
   if (isPromise(answer)) {
     try {

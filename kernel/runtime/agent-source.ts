@@ -67,6 +67,8 @@ export interface AgentSourceContext {
   readonly definition: AgentDefinition | undefined;
   /** The conversation the model sees before this step (active messages, model order; empty at start). Do not change it. */
   readonly messages: readonly MessageRecord[];
+  /** The operation that started this one as a sub-agent (also at start, when `operation` is undefined); absent for a top-level operation. */
+  readonly parentOperationId?: string;
 }
 
 /**

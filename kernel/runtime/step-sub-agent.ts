@@ -1,10 +1,10 @@
 import { errorMessage } from '../errors.js';
-import type { AgentHook } from '../hooks/hook-types.js';
-import type { ToolResult } from '../messages.js';
+import type { AgentHook, ToolCallHookContext } from '../hooks/hook-types.js';
+import type { ToolCall, ToolResult } from '../messages.js';
 import { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
 import { baseEvent, dispatchHook } from './operation-dispatch.js';
-import { toolCallContext } from './running-operation.js';
-import type { StepExecutor } from './step-executor.js';
+import { toolCallContext, type RunningOperation } from './running-operation.js';
+import type { StepDraft, StepExecutor, StepOutcome, StepServices } from './step-executor.js';
 import { settleWithoutRunning } from './step-tool-call.js';
 import { gateToolCall } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
@@ -26,23 +26,35 @@ export const subAgentStep: StepExecutor = async (services, op, draft) => {
   const verdict = await gateToolCall(deps, op, call, context, undefined);
   const settled = settleWithoutRunning(deps, op, draft, context, call, verdict);
   if (settled !== undefined) return settled;
-  // An answer given now (a mock, or a sub-agent that could not start) passes result control like any result.
-  const answer = async (raw: ToolResult, mocked: boolean) => {
-    const result = await controlResult(deps, op, context, raw, mocked);
-    if (result === 'cancelled') return 'cancelled';
-    publishInStep(deps, op, draft, context, call, result, { mocked, observed: true, durationMs: 0 });
-    return 'ready';
-  };
-  if (verdict.kind === 'mocked') return answer(verdict.result, true);
+  if (verdict.kind === 'mocked') return answerNow(services, op, draft, context, call, verdict.result, true);
+  return startSubAgent(services, op, draft, context, call, { agentId: call.apiName, prompt: call.args.instruction as string });
+};
 
-  const subAgentId = call.apiName;
-  const base = { ...baseEvent(op), stepIndex: draft.stepIndex, agentId: subAgentId, callerAgentId: op.agent.id };
-  await dispatchHook(deps, op, 'beforeCallAgent', { ...base, instruction: call.args.instruction as string });
+/**
+ * Runs a tool call that passed the gate as a sub-agent: `beforeCallAgent`,
+ * then the child operation (`parentOperationId`, the caller's hooks, the
+ * call id in its context), then `afterCallAgent`, and the call deferred until
+ * the child ends. A child that cannot start is answered now (`agent_error`,
+ * after `afterCallAgent` with `success: false` and `onCallAgentError`).
+ * Shared by `agents/<id>` calls and tools that delegate (DelegatedToolResult).
+ */
+export async function startSubAgent(
+  services: StepServices,
+  op: RunningOperation,
+  draft: StepDraft,
+  context: ToolCallHookContext,
+  call: ToolCall,
+  child: { agentId: string; agentSource?: string; prompt: string },
+): Promise<StepOutcome> {
+  const { deps } = services;
+  const base = { ...baseEvent(op), stepIndex: draft.stepIndex, agentId: child.agentId, callerAgentId: op.agent.id };
+  await dispatchHook(deps, op, 'beforeCallAgent', { ...base, instruction: child.prompt });
   let failure: unknown;
   try {
     const subOperationId = await services.startOperation({
-      agentId: subAgentId,
-      prompt: call.args.instruction as string,
+      agentId: child.agentId,
+      ...(child.agentSource !== undefined ? { agentSource: child.agentSource } : {}),
+      prompt: child.prompt,
       // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects; after a restart, the persisted ones.
       hooks: op.fromStore ? ((await deps.store.loadHooks(op.record.id)) as AgentHook[]) : op.hooks,
       userId: op.record.userId,
@@ -59,5 +71,13 @@ export const subAgentStep: StepExecutor = async (services, op, draft) => {
   // The sub-agent could not even start: answered now.
   await dispatchHook(deps, op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
   await dispatchHook(deps, op, 'onCallAgentError', { ...base, error: errorMessage(failure) });
-  return answer({ content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' }, false);
-};
+  return answerNow(services, op, draft, context, call, { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' }, false);
+}
+
+/** An answer given now (a mock, or a sub-agent that could not start) passes result control like any result. */
+async function answerNow(services: StepServices, op: RunningOperation, draft: StepDraft, context: ToolCallHookContext, call: ToolCall, raw: ToolResult, mocked: boolean): Promise<StepOutcome> {
+  const result = await controlResult(services.deps, op, context, raw, mocked);
+  if (result === 'cancelled') return 'cancelled';
+  publishInStep(services.deps, op, draft, context, call, result, { mocked, observed: true, durationMs: 0 });
+  return 'ready';
+}

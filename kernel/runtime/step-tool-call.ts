@@ -7,6 +7,7 @@ import type { RunningOperation } from './running-operation.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { StepDraft, StepExecutor, StepOutcome } from './step-executor.js';
 import { executeToolCall } from './tool-call-execution.js';
+import { startSubAgent } from './step-sub-agent.js';
 import { gateToolCall, toolEntryFor, type GateVerdict } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
 import { deferInStep, publishInStep } from './tool-result-publication.js';
@@ -20,7 +21,8 @@ import { deferInStep, publishInStep } from './tool-result-publication.js';
  * streamed, then observed, then seen by the model at its next turn). A call
  * the gate denies runs nothing and gets no result control.
  */
-export const toolCallStep: StepExecutor = async ({ deps }, op, draft) => {
+export const toolCallStep: StepExecutor = async (services, op, draft) => {
+  const { deps } = services;
   const call = draft.state.pendingToolCalls[0]!;
   // Sub-agent calls reach this step only when the gate refuses them; no tool source answers for `agents/`.
   const isSubagent = call.identifier === SUBAGENT_IDENTIFIER;
@@ -40,6 +42,8 @@ export const toolCallStep: StepExecutor = async ({ deps }, op, draft) => {
     deferInStep(draft, call.id);
     return 'ready';
   }
+  // A tool that delegates (DelegatedToolResult): the call, already through the gate, runs as a sub-agent.
+  if (execution.kind === 'delegated') return startSubAgent(services, op, draft, context, call, execution.delegate);
   const result = await controlResult(deps, op, context, execution.result, mocked);
   if (result === 'cancelled') return 'cancelled';
   publishInStep(deps, op, draft, context, call, result, { mocked, observed: true, durationMs: execution.durationMs, ...(execution.threw !== undefined ? { threw: execution.threw } : {}) });

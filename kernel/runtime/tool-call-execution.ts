@@ -6,6 +6,7 @@ import type { ToolEntry } from './call-facts.js';
 import type { RunningOperation } from './running-operation.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { openToolLog } from './tool-log.js';
+import type { DelegatedToolResult } from '../tools.js';
 
 /** What running an admitted tool call produced, before result control. */
 export type ToolExecution =
@@ -13,6 +14,8 @@ export type ToolExecution =
   | { kind: 'result'; result: ToolResult; threw?: string; durationMs: number }
   /** The tool answers later (kernel.completeToolCall); its placeholder is written now. */
   | { kind: 'deferred' }
+  /** The tool delegates the call to a sub-agent (DelegatedToolResult): the step starts the child. */
+  | { kind: 'delegated'; delegate: DelegatedToolResult['delegate'] }
   /** The operation was aborted while the tool ran: nothing of it is published. */
   | { kind: 'cancelled' };
 
@@ -48,6 +51,11 @@ export async function executeToolCall(
         { operationId, toolCallId: call.id, agentId: op.agent.id, userId: context.userId, signal, log: progress.log },
       );
       if (typeof out === 'object' && 'deferred' in out && out.deferred === true) return { kind: 'deferred' };
+      if (typeof out === 'object' && out !== null && 'delegate' in out) {
+        const delegate = delegationOf(out.delegate);
+        if (signal.aborted) return { kind: 'cancelled' };
+        return { kind: 'delegated', delegate };
+      }
       const executionTime = Math.round(performance.now() - started);
       if (typeof out === 'object' && out !== null && nestsDeeperThan((out as { data?: unknown }).data, MAX_RESULT_DATA_DEPTH)) {
         throw new Error(`tool ${call.identifier}/${call.apiName} returned data that nests deeper than ${MAX_RESULT_DATA_DEPTH} levels`);
@@ -62,4 +70,13 @@ export async function executeToolCall(
   }
   if (signal.aborted) return { kind: 'cancelled' };
   return { kind: 'result', result, ...(threw !== undefined ? { threw } : {}), durationMs: Math.round(performance.now() - started) };
+}
+
+/** A tool source's delegation, checked (a malformed one is the tool's error, which the model sees). */
+function delegationOf(raw: unknown): DelegatedToolResult['delegate'] {
+  const d = raw as Partial<DelegatedToolResult['delegate']> | null;
+  if (d === null || typeof d !== 'object' || typeof d.agentId !== 'string' || d.agentId === '' || typeof d.prompt !== 'string' || (d.agentSource !== undefined && typeof d.agentSource !== 'string')) {
+    throw new Error('the tool delegated with a malformed delegation (expected { agentId, prompt, agentSource? } strings)');
+  }
+  return { agentId: d.agentId, prompt: d.prompt, ...(d.agentSource !== undefined ? { agentSource: d.agentSource } : {}) };
 }

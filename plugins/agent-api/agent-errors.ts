@@ -197,3 +197,45 @@ export class ToolCallInterruptedError extends AgentApiError {
     this.name = 'ToolCallInterruptedError';
   }
 }
+
+/** One field-level problem of a skill or subagent definition: the field (`name`, `files["a/../b"]`, ...) and what is wrong with it. */
+export interface DefinitionIssue {
+  readonly field: string;
+  readonly message: string;
+}
+
+function issueList(issues: readonly DefinitionIssue[]): string {
+  return issues.map((i) => `${i.field}: ${i.message}`).join('; ');
+}
+
+/** A `defineSkill` (or `useSkill`) definition that is not valid: every problem found, field by field, on `.issues`. */
+export class SkillDefinitionValidationError extends AgentApiError {
+  readonly issues: readonly DefinitionIssue[];
+  constructor(skill: string | undefined, issues: readonly DefinitionIssue[]) {
+    super('SKILL_DEFINITION_INVALID', 'invalid_request', 400, `defineSkill(${skill ?? '(unnamed)'}): ${issueList(issues)}`, { details: { skill, issues: issues.map((i) => ({ ...i })) } });
+    this.name = 'SkillDefinitionValidationError';
+    this.issues = Object.freeze(issues.map((i) => Object.freeze({ ...i })));
+  }
+}
+
+/** A `defineSubagent` (or `useSubagent`) definition that is not valid: every problem found, field by field, on `.issues`. */
+export class SubagentDefinitionValidationError extends AgentApiError {
+  readonly issues: readonly DefinitionIssue[];
+  constructor(subagent: string | undefined, issues: readonly DefinitionIssue[]) {
+    super('SUBAGENT_DEFINITION_INVALID', 'invalid_request', 400, `defineSubagent(${subagent ?? '(unnamed)'}): ${issueList(issues)}`, { details: { subagent, issues: issues.map((i) => ({ ...i })) } });
+    this.name = 'SubagentDefinitionValidationError';
+    this.issues = Object.freeze(issues.map((i) => Object.freeze({ ...i })));
+  }
+}
+
+/** One render declared two skills, or two subagents, with one name. */
+export class ResourceNameConflictError extends AgentApiError {
+  readonly kind: 'skill' | 'subagent';
+  readonly resourceName: string;
+  constructor(kind: 'skill' | 'subagent', resourceName: string) {
+    super('RESOURCE_NAME_CONFLICT', 'invalid_request', 400, `two ${kind}s named '${resourceName}' in one render`, { details: { kind, name: resourceName } });
+    this.name = 'ResourceNameConflictError';
+    this.kind = kind;
+    this.resourceName = resourceName;
+  }
+}

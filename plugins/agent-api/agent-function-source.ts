@@ -19,6 +19,10 @@ import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
 import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';
 import { compactionMarkOf, narrateResources, narrationText } from './resource-narration.js';
+import { baselineFor, composedInstructions, frameworkTools, isFrameworkCall, isSubagentRef, runFrameworkTool, type ResolvedSubagent, type ResourceBaseline } from './agent-resources.js';
+import { subagentResolver } from './subagent-resolution.js';
+import type { OperationRecord } from '../../kernel/store.js';
+import type { ToolDefinition } from '../../kernel/tools.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -59,6 +63,10 @@ interface OperationSession {
   viewModel: string | undefined;
   /** Tool entries by name, reused while name, description and schema stay the same. */
   readonly entries: Map<string, { readonly key: string; readonly entry: ToolEntry }>;
+  /** The agent id it renders (`Identity`, or a delegated child's `Identity.subagent`). */
+  readonly ref: string;
+  /** A delegated child's subagent: its render is a subagent render of this definition. */
+  readonly subagent: ResolvedSubagent | undefined;
 }
 
 /**
@@ -82,15 +90,33 @@ interface OperationSession {
  * operation's `state.sourceState`, carried on along the thread): the
  * `resources` / `instructions` signals go in front of the model and the
  * snapshot commits with that turn (resource-narration.ts).
+ *
+ * Declared skills and subagents add `activate_skill` / `task` to the tools
+ * and the skill catalog to the instructions (agent-resources.ts); a
+ * delegated child (`<ref>.<name>`) renders its subagent
+ * (subagent-resolution.ts).
  */
 export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
+  /** What each operation's system prompt skill catalog and task roster show (agent-resources.ts), until it settles. */
+  const baselines = new Map<string, ResourceBaseline>();
+  const resolveSubagent = subagentResolver({
+    store,
+    agentOf,
+    live: (operationId, ref) => {
+      const session = sessions.get(operationId);
+      return session?.ref === ref && session.render !== undefined ? { render: session.render, model: session.view?.model } : undefined;
+    },
+  });
 
   const tools: ToolSource = {
     id: AGENT_TOOL_SOURCE,
     list: () => [],
     async execute(call, ctx) {
-      const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => (t.remote === undefined ? call.identifier === AGENT_TOOL_IDENTIFIER && t.name === call.apiName : t.remote.identifier === call.identifier && t.remote.apiName === call.apiName));
+      const session = sessions.get(ctx.operationId);
+      // activate_skill and task resolve their plain string argument against the latest render's live set.
+      if (session?.render !== undefined && call.identifier === AGENT_TOOL_IDENTIFIER && isFrameworkCall(session.render, call.apiName)) return runFrameworkTool(session.render, session.ref, call.apiName, call.args);
+      const tool = session?.render?.tools.find((t) => (t.remote === undefined ? call.identifier === AGENT_TOOL_IDENTIFIER && t.name === call.apiName : t.remote.identifier === call.identifier && t.remote.apiName === call.apiName));
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
       // Another tool is marked started before it runs: a resumed call finds the mark and is settled as interrupted,
       // not run twice. A durable tool's steps are recorded under this call instead (its id is stored with the
@@ -111,9 +137,11 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     return agent;
   }
 
-  async function openSession(operationId: string, threadId: string, record: object): Promise<OperationSession> {
-    const thread = await store.getThread(threadId);
-    const submissionId = (record as { context?: Record<string, string> }).context?.[SUBMISSION_CONTEXT_KEY];
+  async function openSession(operationId: string, threadId: string, record: OperationRecord, ref: string): Promise<OperationSession> {
+    // A delegated child renders its subagent: no instance, no submission, no state of its own.
+    const subagent = isSubagentRef(ref) ? await resolveSubagent(ref, record.parentOperationId) : undefined;
+    const thread = subagent === undefined ? await store.getThread(threadId) : undefined;
+    const submissionId = subagent === undefined ? (record.context as Record<string, string> | undefined)?.[SUBMISSION_CONTEXT_KEY] : undefined;
     const submission = submissionId !== undefined ? await store.getSubmission(submissionId) : undefined;
     const buffer = new ThreadStateBuffer(thread?.values ?? {});
     const session: OperationSession = {
@@ -121,7 +149,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       instanceId: thread?.instanceId,
       initialData: thread?.initialData,
       buffer,
-      dispatchToSelf: dispatcherFor((record as { agentId: string }).agentId, thread),
+      dispatchToSelf: dispatcherFor(record.agentId, thread),
       access: { current: (name) => buffer.current(name), write: buffer.write, writeData: (name, value) => buffer.appendData(operationId, name, value) },
       render: undefined,
       view: undefined,
@@ -129,6 +157,8 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       joinedId: undefined,
       viewModel: undefined,
       entries: new Map(),
+      ref,
+      subagent,
     };
     // Another resolve of the same operation may have opened one meanwhile: the first stays.
     const existing = sessions.get(operationId);
@@ -159,11 +189,16 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   }
 
   function renderFor(ref: string, session: OperationSession, context: AgentSourceContext): AgentView {
+    if (session.subagent !== undefined) {
+      const rendered = renderAgent(session.subagent.definition.agent as never, { kind: 'subagent', agentName: ref });
+      session.render = rendered;
+      return viewOf(session, rendered, (context.definition?.model ?? session.subagent.model) as AgentView['model'], context.operation?.state.compactions ?? 0);
+    }
     const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref, ...(session.delivery !== undefined ? { delivery: session.delivery } : {}), ...(session.dispatchToSelf !== undefined ? { dispatchToSelf: session.dispatchToSelf } : {}) });
     session.render = rendered;
     // Read once per submission: the model the operation stored at start (its first render's).
     const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
-    return viewOf(session, rendered, model);
+    return viewOf(session, rendered, model, context.operation?.state.compactions ?? 0);
   }
 
   function sessionOf(ref: string, context: AgentLifecycleContext): OperationSession & { render: RenderedAgent } {
@@ -177,6 +212,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     tools,
 
     resolve(ref, context) {
+      if (context.operation === undefined && isSubagentRef(ref)) {
+        // A delegated child at start: its subagent, found through the delegating operation.
+        return resolveSubagent(ref, context.parentOperationId).then((subagent) =>
+          viewOf(undefined, renderAgent(subagent.definition.agent as never, { kind: 'subagent', agentName: ref }), subagent.model as AgentView['model'], 0),
+        );
+      }
       if (context.operation === undefined) {
         // At start: the definition the operation stores (its model is the submission's), rendered read-only.
         // The delivery of that render: the thread's running submission (the coordinator counted its attempt before starting).
@@ -189,14 +230,14 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
             agentName: ref,
             ...(delivery !== undefined ? { delivery } : {}),
           });
-          return viewOf(undefined, rendered, rendered.model as AgentView['model']);
+          return viewOf(undefined, rendered, rendered.model as AgentView['model'], 0);
         });
       }
       // The same record object while this process runs the operation; a new one after a reload (its buffered writes, if
       // any, belonged to a commit that never landed: the store says what the values are).
       const session = sessions.get(context.operationId);
       if (session !== undefined && session.record === context.operation) return advanceThenRender(ref, session, context);
-      return openSession(context.operationId, context.threadId, context.operation).then((opened) => advanceThenRender(ref, opened, context));
+      return openSession(context.operationId, context.threadId, context.operation, ref).then((opened) => advanceThenRender(ref, opened, context));
     },
 
     async start(ref, context): Promise<AgentLifecycleOutcome | undefined> {
@@ -232,27 +273,35 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
 
     settled(_ref, context) {
       sessions.delete(context.operationId);
+      baselines.delete(context.operationId);
     },
   };
 
   /** The view of a render: the previous view object when nothing the runtime reads changed. */
-  function viewOf(session: OperationSession | undefined, rendered: RenderedAgent, model: AgentView['model']): AgentView {
-    const entries = rendered.tools.map((tool) => entryFor(session, tool));
+  function viewOf(session: OperationSession | undefined, rendered: RenderedAgent, model: AgentView['model'], compactions: number): AgentView {
+    // Kept per operation, not per session: a session reopened for a reloaded record (a resume after a delegation or an
+    // approval) must show the model the same catalog and roster.
+    const operationId = session !== undefined ? (session.record as OperationRecord).id : undefined;
+    const baseline = baselineFor(operationId !== undefined ? baselines.get(operationId) : undefined, rendered, compactions);
+    if (operationId !== undefined) baselines.set(operationId, baseline);
+    const framework = frameworkTools(rendered, baseline, AGENT_TOOL_IDENTIFIER, AGENT_TOOL_SOURCE);
+    const entries = [...rendered.tools.map((tool) => entryFor(session, tool)), ...framework.map((t) => frameworkEntry(session, t))];
+    const instructions = composedInstructions(rendered, baseline);
     const modelKey = JSON.stringify(model);
     const previous = session?.view;
     if (
       previous !== undefined &&
-      previous.instructions === rendered.instructions &&
+      previous.instructions === instructions &&
       session!.viewModel === modelKey &&
       sameEntries(previous.tools as readonly ToolEntry[], entries)
     ) {
       return previous;
     }
     const view: AgentView = Object.freeze({
-      ...(rendered.instructions !== undefined ? { instructions: rendered.instructions } : {}),
+      ...(instructions !== undefined ? { instructions } : {}),
       model,
       tools: Object.freeze(entries),
-      allowList: allowListOf(rendered.tools),
+      allowList: allowListOf(rendered.tools, framework.length > 0),
       limits: LIMITS,
     });
     if (session !== undefined) {
@@ -263,15 +312,25 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   }
 
   function entryFor(session: OperationSession | undefined, tool: AgentTool): ToolEntry {
-    const key = `${tool.remote?.identifier ?? ''}\u0000${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
-    const known = session?.entries.get(tool.name);
+    // An MCP tool keeps its own identity (mcp__<server>/<tool>), so its server's policies and allow-lists apply to it.
+    return frameworkEntry(
+      session,
+      { identifier: tool.remote?.identifier ?? AGENT_TOOL_IDENTIFIER, apiName: tool.remote?.apiName ?? tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: tool.remote?.toolSource ?? AGENT_TOOL_SOURCE },
+      tool.name,
+    );
+  }
+
+  /**
+   * The entry of a tool definition, reused while its identity, description and schema stay the same (useTool, MCP
+   * and framework tools alike), kept under the name the render mounted it by (`name`: two MCP servers may share an
+   * apiName).
+   */
+  function frameworkEntry(session: OperationSession | undefined, tool: ToolDefinition, name: string = tool.apiName): ToolEntry {
+    const key = `${tool.identifier}\u0000${tool.description}\u0000${JSON.stringify(tool.parameters)}`;
+    const known = session?.entries.get(name);
     if (known !== undefined && known.key === key) return known.entry;
-    const entry: ToolEntry = Object.freeze({
-      // An MCP tool keeps its own identity (mcp__<server>/<tool>), so its server's policies and allow-lists apply to it.
-      tool: Object.freeze({ identifier: tool.remote?.identifier ?? AGENT_TOOL_IDENTIFIER, apiName: tool.remote?.apiName ?? tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown>, toolSource: tool.remote?.toolSource ?? AGENT_TOOL_SOURCE }),
-      source: tools,
-    });
-    session?.entries.set(tool.name, { key, entry });
+    const entry: ToolEntry = Object.freeze({ tool: Object.freeze(tool), source: tools });
+    session?.entries.set(name, { key, entry });
     return entry;
   }
 }
@@ -291,8 +350,9 @@ function deliveredOf(message: unknown): DeliveredMessage | undefined {
 }
 
 /** What a render's tools may be called as: `agent/*`, and `<identifier>/*` for each identity of a remote (MCP) tool. */
-function allowListOf(tools: readonly AgentTool[]): readonly string[] {
-  if (tools.length === 0) return ALLOW_NONE;
+/** What the view allows: `agent/*` for useTool and framework tools (activate_skill, task), each mounted MCP server's tools. */
+function allowListOf(tools: readonly AgentTool[], frameworkTools: boolean): readonly string[] {
+  if (tools.length === 0) return frameworkTools ? ALLOW_AGENT_TOOLS : ALLOW_NONE;
   if (tools.every((t) => t.remote === undefined)) return ALLOW_AGENT_TOOLS;
   const identities = new Set(tools.filter((t) => t.remote !== undefined).map((t) => `${t.remote!.identifier}/*`));
   return Object.freeze([...ALLOW_AGENT_TOOLS, ...identities]);

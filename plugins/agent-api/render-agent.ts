@@ -1,6 +1,9 @@
 import type { Agent, AgentProps } from './agent.js';
 import { AgentRenderError } from './agent-errors.js';
 import type { AgentTool } from './define-tool.js';
+import type { SkillDefinition } from './define-skill.js';
+import type { SubagentDefinition } from './define-subagent.js';
+import { frameworkToolConflict } from './framework-tools.js';
 import { agentPrefix, renderInSlot, type RenderInput } from './render-slot.js';
 import type { AgentFinishCallback, AgentStartCallback, ResponseFinishCallback, ResponseStartCallback } from './use-agent-events.js';
 import type { ModelBlock } from './use-model.js';
@@ -19,6 +22,24 @@ export interface RenderedAgent {
   readonly agentFinishes: readonly AgentFinishCallback[];
   readonly responseStarts: readonly ResponseStartCallback[];
   readonly responseFinishes: readonly ResponseFinishCallback[];
+  /** The `useSkill` skills, in call order, names unique. */
+  readonly skills: readonly SkillDefinition[];
+  /** The `useSubagent` delegates, in call order, names unique. */
+  readonly subagents: readonly SubagentDefinition[];
+  /** What this render declared of skills and subagents, as catalog entries (name, description): what resource narration diffs. */
+  readonly resources: RenderedResources;
+}
+
+/** A render's declared skills and subagents as catalog entries, in declaration order. */
+export interface RenderedResources {
+  readonly skills: readonly ResourceEntry[];
+  readonly subagents: readonly ResourceEntry[];
+}
+
+/** One catalog entry: `- **name** — description`. */
+export interface ResourceEntry {
+  readonly name: string;
+  readonly description: string;
 }
 
 /**
@@ -51,6 +72,7 @@ export function renderAgent(agent: Agent, input: RenderInput = {}): RenderedAgen
   if (kind === 'agent' && frame.model === undefined) {
     throw new AgentRenderError(`${prefix}useModel() was not called: an agent declares its model with useModel() exactly once per render.`, { hook: 'useModel' });
   }
+  frameworkToolConflict(frame);
   const parts = [...(result !== undefined && result !== '' ? [result] : []), ...frame.instructions];
   return Object.freeze({
     instructions: parts.length > 0 ? parts.join('\n\n') : undefined,
@@ -61,6 +83,9 @@ export function renderAgent(agent: Agent, input: RenderInput = {}): RenderedAgen
     agentFinishes: Object.freeze([...frame.agentFinishes]),
     responseStarts: Object.freeze([...frame.responseStarts]),
     responseFinishes: Object.freeze([...frame.responseFinishes]),
+    skills: Object.freeze([...frame.skills]),
+    subagents: Object.freeze([...frame.subagents]),
+    resources: Object.freeze({ skills: entriesOf(frame.skills), subagents: entriesOf(frame.subagents) }),
   });
 }
 
@@ -77,4 +102,8 @@ function propsFor(input: RenderInput): AgentProps {
     },
   });
   return Object.freeze(props) as AgentProps;
+}
+
+function entriesOf(list: readonly { name: string; description: string }[]): readonly ResourceEntry[] {
+  return Object.freeze(list.map((r) => Object.freeze({ name: r.name, description: r.description })));
 }

@@ -1,5 +1,7 @@
 import { AgentRenderError } from './agent-errors.js';
 import type { AgentTool } from './define-tool.js';
+import type { SkillDefinition } from './define-skill.js';
+import type { SubagentDefinition } from './define-subagent.js';
 import type { DeliveredMessage, DeliveredMessageInput } from './delivered-message.js';
 import type { DispatchReceipt } from './dispatch.js';
 import type { AgentFinishCallback, AgentStartCallback, ResponseFinishCallback, ResponseStartCallback } from './use-agent-events.js';
@@ -49,6 +51,10 @@ export interface RenderFrame {
   readonly agentFinishes: AgentFinishCallback[];
   readonly responseStarts: ResponseStartCallback[];
   readonly responseFinishes: ResponseFinishCallback[];
+  /** The `useSkill` skills, in call order, names unique. */
+  readonly skills: SkillDefinition[];
+  /** The `useSubagent` delegates, in call order, names unique. */
+  readonly subagents: SubagentDefinition[];
 }
 
 /** The one render in progress. Agent functions are synchronous, so one slot never interleaves. */
@@ -102,6 +108,8 @@ export function renderInSlot<T>(render: () => T, input: RenderInput): { result: 
     agentFinishes: [],
     responseStarts: [],
     responseFinishes: [],
+    skills: [],
+    subagents: [],
   };
   current = frame;
   try {

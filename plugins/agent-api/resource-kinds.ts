@@ -49,8 +49,11 @@ export const TOOL_RESOURCES: ResourceKind = Object.freeze({
   entries: (render: RenderedAgent) => render.tools.map(toolEntry),
 });
 
-/**
- * The kinds narrated for agent functions, in signal order. Another kind is
- * one line here: `{ kind: 'skill', plural: 'skills', entries: (r) => r.skills }`.
- */
-export const RESOURCE_KINDS: readonly ResourceKind[] = Object.freeze([TOOL_RESOURCES]);
+/** The skills a render mounts with `useSkill` (the system prompt's catalog stays on its baseline; changes are narrated). */
+export const SKILL_RESOURCES: ResourceKind = Object.freeze({ kind: 'skill', plural: 'skills', entries: (render: RenderedAgent) => render.resources.skills });
+
+/** The subagents a render mounts with `useSubagent` (the `task` tool's roster stays on its baseline; changes are narrated). */
+export const SUBAGENT_RESOURCES: ResourceKind = Object.freeze({ kind: 'subagent', plural: 'subagents', entries: (render: RenderedAgent) => render.resources.subagents });
+
+/** The kinds narrated for agent functions, in signal order. Another kind is one more entry here. */
+export const RESOURCE_KINDS: readonly ResourceKind[] = Object.freeze([TOOL_RESOURCES, SKILL_RESOURCES, SUBAGENT_RESOURCES]);

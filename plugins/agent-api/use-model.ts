@@ -40,7 +40,8 @@ export function useModel(choice: ModelChoice): void {
   frame.model = modelBlockOf(choice);
 }
 
-function modelBlockOf(choice: ModelChoice): ModelBlock {
+/** A model choice as the view's model block (`useModel`'s parsing, also a subagent's `model` override); AgentRenderError when malformed. */
+export function modelBlockOf(choice: ModelChoice): ModelBlock {
   if (typeof choice === 'string') return Object.freeze(parseModelSpecifier(choice));
   if (choice === null || typeof choice !== 'object' || Array.isArray(choice)) {
     throw new AgentRenderError(`useModel() takes "provider/model" or a model block { provider, name?, ...options }; got ${choice === null ? 'null' : Array.isArray(choice) ? 'an array' : typeof choice}`, { hook: 'useModel' });

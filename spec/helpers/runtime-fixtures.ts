@@ -28,6 +28,8 @@ export interface RecordedRequest {
   turnIndex: number;
   messages: Message[];
   toolNames: string[];
+  /** The offered tools' descriptions by `identifier/apiName`. */
+  toolDescriptions: Record<string, string>;
 }
 
 /**
@@ -69,6 +71,7 @@ export class RecordingModel implements ModelProvider {
       turnIndex: request.turnIndex,
       messages: structuredClone([...request.messages]),
       toolNames: request.tools.map((t) => `${t.identifier}/${t.apiName}`),
+      toolDescriptions: Object.fromEntries(request.tools.map((t) => [`${t.identifier}/${t.apiName}`, t.description])),
     });
     return this.inner.complete(request);
   }

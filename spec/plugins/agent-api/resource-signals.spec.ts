@@ -22,6 +22,10 @@ import { useInstruction } from '../../../plugins/agent-api/use-instruction.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { usePersistentState } from '../../../plugins/agent-api/use-persistent-state.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
+import { defineSkill } from '../../../plugins/agent-api/define-skill.js';
+import { defineSubagent } from '../../../plugins/agent-api/define-subagent.js';
+import { useSkill } from '../../../plugins/agent-api/use-skill.js';
+import { useSubagent } from '../../../plugins/agent-api/use-subagent.js';
 import { startKernel, until, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 import { addAgentFunctions, agentToolTurn, instanceThread, recordedModel, runAgent, startAgentKernel } from './agent-api-fixtures.js';
 
@@ -97,6 +101,32 @@ describe('agent API: resource signals', () => {
     assert.equal(stored[at - 1]!.role, 'tool');
     assert.equal(stored[at + 1]!.role, 'assistant');
     assert.equal(stored.filter((m) => SIGNAL.test(m.content)).length, 1);
+  });
+
+  it('skills and subagents declared conditionally are narrated too, one signal per changed kind, in kind order', async () => {
+    const refunds = defineSkill({ name: 'refunds', description: 'Process refund requests against the orders API.', instructions: 'Check the order first.' });
+    const faq = defineSkill({ name: 'faq', description: 'Answer common questions.', instructions: 'Be brief.' });
+    const Researcher = () => 'You research.';
+    const researcher = defineSubagent({ name: 'researcher', description: 'Digs up facts.', agent: Researcher });
+    const Desk = () => {
+      const [open, setOpen] = usePersistentState('open', false);
+      useModel(recordedModel([agentToolTurn('open'), { text: 'done' }]));
+      useTool({ name: 'open', description: 'Opens the desk', run: () => setOpen(true) });
+      useSkill(faq);
+      if (open) useSkill(refunds);
+      if (open) useSubagent(researcher);
+      return 'You run a help desk.';
+    };
+    fx = await startAgentKernel([Desk as Agent]);
+    const threadId = await instanceThread(fx.kernel, 'Desk', 'd1');
+    assert.equal((await runAgent(fx.kernel, 'Desk', 'go', { threadId })).status, 'done');
+    const [first, second] = fx.model.requests;
+    assert.deepEqual(signalsIn(first!.messages), []);
+    // The turn after the flip: the skill signal, then the subagent signal (no tool signal: useTool's set did not change).
+    assert.deepEqual(signalsIn(second!.messages), [
+      '<signal type="resources" resource="skill">\nNew skill available:\n- **refunds** — Process refund requests against the orders API.\nAll available skills: faq, refunds\n</signal>',
+      '<signal type="resources" resource="subagent">\nNew subagent available:\n- **researcher** — Digs up facts.\nAll available subagents: researcher\n</signal>',
+    ]);
   });
 
   it('removals and updates are one line each (tool updates name-only: a new description or a new input schema), and a roster can be empty', async () => {

@@ -1,0 +1,63 @@
+import { HookgateError } from '../../kernel/errors.js';
+import type { OperationRecord, Store } from '../../kernel/store.js';
+import type { Agent } from './agent.js';
+import { isSubagentRef, splitSubagentRef, type ResolvedSubagent } from './agent-resources.js';
+import { renderAgent, type RenderedAgent } from './render-agent.js';
+import { ThreadStateBuffer } from './thread-state-buffer.js';
+
+/** What resolving a delegated child's subagent reads. */
+export interface SubagentResolutionDeps {
+  readonly store: Store;
+  /** The root agent function of an identity (AGENT_NOT_FOUND when none). */
+  agentOf(identity: string): Agent;
+  /** The latest render and view model of operation `operationId` in this process, when it renders agent `ref`. */
+  live(operationId: string, ref: string): { readonly render: RenderedAgent; readonly model: unknown } | undefined;
+}
+
+/**
+ * How the agent-functions source finds the subagent a delegated child
+ * (`ref` = `<delegating ref>.<name>`) runs, and its model (the definition's
+ * override, else the delegating operation's): from the delegating
+ * operation's latest render in this process, else (after a restart) by
+ * rendering the delegating agent again, read-only, from the store (a root
+ * over its thread's values; a subagent by resolving its own parent first).
+ * Asynchronous; AGENT_NOT_FOUND for a child with no delegating operation,
+ * one whose delegating operation is gone, or a subagent the delegating
+ * agent no longer declares.
+ */
+export function subagentResolver(deps: SubagentResolutionDeps): (ref: string, parentOperationId: string | undefined) => Promise<ResolvedSubagent> {
+  async function resolve(ref: string, parentOperationId: string | undefined): Promise<ResolvedSubagent> {
+    const { parentRef, name } = splitSubagentRef(ref);
+    if (parentOperationId === undefined) {
+      throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}" is a subagent of "${parentRef}": it runs only as a task delegated by it`, { details: { agentId: ref } });
+    }
+    const live = deps.live(parentOperationId, parentRef);
+    let render = live?.render;
+    let model = live?.model;
+    if (render === undefined) {
+      const parentOp = await deps.store.getOperation(parentOperationId);
+      if (parentOp === undefined) throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}": its delegating operation ${parentOperationId} is not in the store`, { details: { agentId: ref } });
+      model = (parentOp.agent as { model?: unknown }).model;
+      render = await readOnlyRender(parentRef, parentOp);
+    }
+    const definition = render.subagents.find((s) => s.name === name);
+    if (definition === undefined) {
+      throw new HookgateError('AGENT_NOT_FOUND', `agent "${parentRef}" does not declare the subagent "${name}" (declares: ${render.subagents.map((s) => s.name).join(', ') || 'none'})`, {
+        details: { agentId: ref },
+      });
+    }
+    return { definition, model: (definition.model ?? model) as ResolvedSubagent['model'] };
+  }
+
+  /** The render of `ref` for the stored operation `op`, writing nothing. */
+  async function readOnlyRender(ref: string, op: OperationRecord): Promise<RenderedAgent> {
+    if (isSubagentRef(ref)) {
+      const resolved = await resolve(ref, op.parentOperationId);
+      return renderAgent(resolved.definition.agent as never, { kind: 'subagent', agentName: ref });
+    }
+    const thread = await deps.store.getThread(op.threadId);
+    return renderAgent(deps.agentOf(ref), { instanceId: thread?.instanceId, initialData: thread?.initialData, state: new ThreadStateBuffer(thread?.values ?? {}), agentName: ref });
+  }
+
+  return resolve;
+}
