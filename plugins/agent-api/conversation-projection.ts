@@ -167,18 +167,16 @@ export function settlementPositionOf(submission: SubmissionRecord): number | und
   return typeof recorded === 'number' && Number.isSafeInteger(recorded) ? recorded : undefined;
 }
 
-/** The settlement chunks of batches from `fromBatch` on, in stream order (by position, then settle time and admission order). */
+/** The settlement chunks of batches from `fromBatch` on, in stream order (by position, then admission order). */
 function settlementChunks(conversationId: string, settled: readonly SubmissionRecord[], fromBatch: number): ConversationStreamChunk[] {
   const anchored = settled
     .map((s) => ({ s, at: settlementPositionOf(s) }))
     .filter((x): x is { s: SubmissionRecord; at: number } => x.at !== undefined && x.at >= fromBatch)
-    .sort((a, b) => a.at - b.at || (a.s.settledAt ?? '').localeCompare(b.s.settledAt ?? '') || a.s.seq - b.s.seq);
+    .sort((a, b) => a.at - b.at || a.s.seq - b.s.seq);
   const chunks: ConversationStreamChunk[] = [];
-  let batch = Number.NaN;
-  let index = 0;
   for (const { s, at } of anchored) {
-    index = at === batch ? index + 1 : SETTLEMENT_INDEX_BASE;
-    batch = at;
+    // A thread settles its submissions in admission order, so seq keeps the live order within a batch.
+    const index = SETTLEMENT_INDEX_BASE + s.seq;
     const outcome = s.status as 'completed' | 'failed' | 'aborted';
     chunks.push({
       type: 'submission-settled',

@@ -50,7 +50,7 @@ export type ConversationStreamChunkBody =
 /** One projected chunk of an instance's conversation, with its position (document 001 `ConversationStreamChunk`). */
 export type ConversationStreamChunk = ConversationStreamChunkBody & { position: ConversationChunkPosition };
 
-/** Where settlement chunks start within a batch: message chunks use the indexes below it. */
+/** Where settlement chunks start within a batch (plus the submission's admission `seq`): message chunks use the indexes below it. */
 export const SETTLEMENT_INDEX_BASE = 1_000_000;
 
 /** The position before every chunk: reading after it replays the whole conversation (offset `-1`). */
@@ -86,7 +86,12 @@ export function parseOffset(offset: unknown, field = 'offset'): ConversationChun
   return { batch, index };
 }
 
-/** The offset after a batch's message chunks but before its settlements: where a send admitted at that head reads from. */
-export function offsetAfterMessage(position: number): ConversationChunkPosition {
-  return position < 0 ? STREAM_START : { batch: position, index: SETTLEMENT_INDEX_BASE - 1 };
+/**
+ * Where a send admitted at thread head `position` reads its response from:
+ * after that message's chunks and the settlements of earlier submissions
+ * there, before its own (a settlement's index is SETTLEMENT_INDEX_BASE plus
+ * the submission's admission `seq`).
+ */
+export function offsetAfterMessage(position: number, seq: number): ConversationChunkPosition {
+  return { batch: position, index: SETTLEMENT_INDEX_BASE + seq - 1 };
 }

@@ -88,7 +88,7 @@ export function init(agent: Agent, options: InitOptions = {}): AgentInstanceHand
         ? runtime.feed
             .follow(
               admitted.thread.id,
-              offsetAfterMessage(head),
+              offsetAfterMessage(head, admitted.submission.seq),
               (chunks) => {
                 for (const chunk of chunks) {
                   try {
