@@ -58,8 +58,9 @@ export class ConversationFeed {
   /**
    * Hands `sink` every chunk of the thread's stream after `after`, first
    * what is stored, then each change as it is committed, until the sink
-   * resolves `true`, `signal` aborts or the feed closes. Chunks come in
-   * position order, each once. Rejects with the store's errors and the
+   * resolves `true`, `signal` aborts or the feed closes (after one last
+   * read, so a drained runtime's final settlements are handed over).
+   * Chunks come in position order, each once. Rejects with the store's errors and the
    * sink's own.
    */
   async follow(threadId: string, after: ConversationChunkPosition, sink: ChunkSink, options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<void> {
@@ -79,17 +80,21 @@ export class ConversationFeed {
     this.followers.set(threadId, set);
     const onAbort = () => follower.wake();
     signal.addEventListener('abort', onAbort);
+    const readOnce = async (): Promise<boolean> => {
+      const { chunks, next } = await this.projector.read(threadId, cursor);
+      if (options.signal?.aborted || chunks.length === 0) return false;
+      cursor = next;
+      return (await sink(chunks, next)) === true;
+    };
     try {
-      while (!signal.aborted) {
+      for (;;) {
+        if (options.signal?.aborted) return;
+        // The feed closes once the runtime drained: what the last settlements recorded still reaches the tail.
+        if (this.closing.signal.aborted) return void (await readOnce());
         if (dirty) {
           // A change during the read sets dirty again: the next turn reads it.
           dirty = false;
-          const { chunks, next } = await this.projector.read(threadId, cursor);
-          if (signal.aborted) return;
-          if (chunks.length > 0) {
-            cursor = next;
-            if ((await sink(chunks, next)) === true) return;
-          }
+          if (await readOnce()) return;
           continue;
         }
         await new Promise<void>((resolve) => {
