@@ -99,7 +99,7 @@ export class ConversationProjector {
         if (!result || record.toolCallId === undefined) return [];
         const timing = result.executionTime !== undefined ? { durationMs: result.executionTime } : {};
         if (!result.success) {
-          return [{ type: 'tool-output-error', conversationId, toolCallId: record.toolCallId, errorText: result.error ?? result.content, ...timing, timestamp: record.createdAt }];
+          return [{ type: 'tool-output-error', conversationId, toolCallId: record.toolCallId, errorText: result.content !== '' ? result.content : (result.error ?? 'the tool call failed'), ...timing, timestamp: record.createdAt }];
         }
         return [{ type: 'tool-output', conversationId, toolCallId: record.toolCallId, output: result.data !== undefined ? result.data : result.content, ...timing, timestamp: record.createdAt }];
       }
