@@ -105,6 +105,14 @@ export function createAgentRouter(agent: Agent, tuning: AgentRouterTuning = {}):
 
 /** The `:id` segment: non-empty, not only whitespace, a valid instance id (InvalidRequestError otherwise). */
 function instanceIdOf(ctx: Context): string {
+  // The router keeps a segment it cannot decode as written: refused, so one instance has one spelling.
+  for (const segment of ctx.path.split('/')) {
+    try {
+      decodeURIComponent(segment);
+    } catch {
+      throw new InvalidRequestError('the path is not valid percent-encoded UTF-8', { field: 'id' });
+    }
+  }
   const raw = (ctx as Context & { params: Record<string, string> }).params.id;
   if (typeof raw !== 'string' || raw.trim() === '') throw new InvalidRequestError('the instance id segment of the path is empty', { field: 'id' });
   return checkInstanceId(raw);
