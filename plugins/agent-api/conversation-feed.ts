@@ -31,16 +31,23 @@ export class ConversationFeed {
   private readonly threadOfOperation = new Map<string, string>();
   private readonly unsubscribe: Array<() => void> = [];
   private readonly closing = new AbortController();
+  /** The kernel-events subscription, held only while a tail is open: a listener makes the runtime build every event. */
+  private eventsOff: (() => void) | undefined;
 
-  constructor(private readonly store: Store, events: OperationEvents, coordinator: SubmissionCoordinator) {
+  constructor(private readonly store: Store, private readonly events: OperationEvents, coordinator: SubmissionCoordinator) {
     this.projector = new ConversationProjector(store);
-    this.unsubscribe.push(
-      events.on((event) => {
-        if (this.followers.size === 0 || !COMMITTING_EVENTS.has(event.type)) return;
-        this.wakeOperation(event.operationId);
-      }),
-      coordinator.onSettled((submission) => this.wakeThread(submission.threadId)),
-    );
+    this.unsubscribe.push(coordinator.onSettled((submission) => this.wakeThread(submission.threadId)));
+  }
+
+  private listenWhileFollowed(): void {
+    if (this.followers.size > 0 && !this.eventsOff && !this.closing.signal.aborted) {
+      this.eventsOff = this.events.on((event) => {
+        if (COMMITTING_EVENTS.has(event.type)) this.wakeOperation(event.operationId);
+      });
+    } else if (this.followers.size === 0 && this.eventsOff) {
+      this.eventsOff();
+      this.eventsOff = undefined;
+    }
   }
 
   /** The chunks of the thread's stream after `after`. Rejects with the store's errors. */
@@ -78,6 +85,7 @@ export class ConversationFeed {
     const set = this.followers.get(threadId) ?? new Set();
     set.add(follower);
     this.followers.set(threadId, set);
+    this.listenWhileFollowed();
     const onAbort = () => follower.wake();
     signal.addEventListener('abort', onAbort);
     const readOnce = async (): Promise<boolean> => {
@@ -113,6 +121,7 @@ export class ConversationFeed {
       signal.removeEventListener('abort', onAbort);
       set.delete(follower);
       if (set.size === 0 && this.followers.get(threadId) === set) this.followers.delete(threadId);
+      this.listenWhileFollowed();
     }
   }
 
@@ -120,6 +129,8 @@ export class ConversationFeed {
   close(): void {
     this.closing.abort();
     for (const off of this.unsubscribe.splice(0)) off();
+    this.eventsOff?.();
+    this.eventsOff = undefined;
   }
 
   private wakeThread(threadId: string): void {
