@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { hashApiToken } from '../../plugins/http/api-tokens.js';
 import { chunksOf, readSse, type SseEvent } from '../helpers/sse-client.js';
-import { CLI, ROOT, cliEnv } from '../helpers/cli-process.js';
+import { CLI, ROOT, cliEnv, runHookgate } from '../helpers/cli-process.js';
 
 type Chunk = {
   type: string;
@@ -259,5 +259,26 @@ describe('hookgate serve', function () {
 
   it('the token never appears in anything the server printed', () => {
     for (const log of logs) assert.ok(!log.includes(TOKEN), 'token in the output');
+  });
+
+  it('serve token prints a new token once and the config entry with only its SHA-256', async () => {
+    const r = await runHookgate(dir, ['serve', 'token', 'ops']);
+    assert.equal(r.code, 0, r.stderr);
+    const token = /token \(shown once[^)]*\): (hg_\S+)/.exec(r.stdout)?.[1];
+    assert.ok(token, r.stdout);
+    assert.match(r.stdout, new RegExp(`name: ops\\n\\s+sha256: ${hashApiToken(token)}`));
+    assert.equal(r.stdout.split(token).length, 2, 'the token is printed once');
+  });
+
+  it('without tokens (dev mode) it refuses to listen on a non-loopback address', async () => {
+    const dev = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-serve-dev-')));
+    try {
+      await writeFile(path.join(dev, 'hookgate.config.yaml'), `store:\n  driver: memory\nserve:\n  agents: [${JSON.stringify(AGENTS)}]\n`);
+      const r = await runHookgate(dev, ['serve', '--host', '0.0.0.0', '--port', '0'], env());
+      assert.equal(r.code, 2, r.stdout + r.stderr);
+      assert.match(r.stderr, /no API tokens are configured[\s\S]*loopback/);
+    } finally {
+      await rm(dev, { recursive: true, force: true });
+    }
   });
 });
