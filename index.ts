@@ -142,6 +142,18 @@ export {
   ResourceNameConflictError,
   type DefinitionIssue,
 } from './plugins/agent-api/agent-errors.js';
+// Document 001's HTTP surface and conversation stream (plugins/agent-api/http/, conversation-stream.ts).
+export { createAgentRouter, type AgentRouterTuning } from './plugins/agent-api/http/agent-router.js';
+export type { ConversationStreamChunk, ConversationStreamChunkBody, ConversationChunkPosition, ConversationMessage, ConversationMessagePart } from './plugins/agent-api/conversation-stream.js';
+export {
+  StreamNotFoundError,
+  AttachmentNotFoundError,
+  RouteNotFoundError,
+  MethodNotAllowedError,
+  UnsupportedMediaTypeError,
+  InvalidJsonError,
+  PayloadTooLargeError,
+} from './plugins/agent-api/agent-errors.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';
 

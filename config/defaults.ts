@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { KernelConfig } from '../kernel/kernel-config.js';
 import type { ParsedConfig } from './schema.js';
 import { mcpConfig, type McpConfig } from './mcp-schema.js';
+import { serveConfig, type ServeConfig } from './serve-schema.js';
 import { retentionConfig, type RetentionConfig } from './retention-schema.js';
 
 /**
@@ -30,6 +31,8 @@ export interface HookgateConfig extends KernelConfig {
   retention: RetentionConfig;
   /** MCP servers the `mcp` plugin connects to at start (header values still `${VAR}` templates). */
   mcp: McpConfig;
+  /** What `hookgate serve` listens on, mounts and accepts (token hashes only). */
+  serve: ServeConfig;
   /** `extra`: plugin modules by path (relative to `baseDir`) or package name, loaded when the kernel starts. */
   plugins: { settings: Readonly<Record<string, unknown>>; extra: readonly string[] };
   /**
@@ -92,6 +95,7 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
     runtime: { leaseMs: parsed.runtime?.leaseMs ?? 30_000, takeOver: parsed.runtime?.takeOver ?? 'off' },
     retention: retentionConfig(parsed.retention),
     mcp: mcpConfig(parsed.mcp),
+    serve: serveConfig(parsed.serve, baseDir),
     plugins: { settings: parsed.plugins?.settings ?? {}, extra: parsed.plugins?.extra ?? [] },
   };
 }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { PLUGIN_ID_PATTERN } from '../kernel/plugin.js';
 import { McpSchema } from './mcp-schema.js';
+import { ServeSchema } from './serve-schema.js';
 import { RetentionSchema } from './retention-schema.js';
 
 /** Accepts a number, or a numeric string (as env vars give). */
@@ -206,6 +207,8 @@ export const ConfigSchema = v.strictObject({
   retention: v.optional(RetentionSchema),
   /** MCP servers by name, connected when the kernel starts; their tools are mcp__<name>__<tool> (mcp-schema.ts). */
   mcp: v.optional(McpSchema),
+  /** `hookgate serve`: listen address, agent modules to mount, API tokens (hashed) (serve-schema.ts). */
+  serve: v.optional(ServeSchema),
   plugins: v.optional(
     v.strictObject({
       /**

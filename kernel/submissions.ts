@@ -18,6 +18,8 @@ export interface SubmissionResult {
   text: string;
   data?: Record<string, unknown[]>;
   metadata?: Record<string, unknown>;
+  /** The thread position the settlement follows in the instance's conversation stream (recorded at settlement). */
+  streamPosition?: number;
 }
 
 /** The recorded error of a failed or aborted submission: its code and, for typed agent errors, the wire `type`. */
@@ -25,6 +27,8 @@ export interface SubmissionError {
   message: string;
   code?: string;
   type?: string;
+  /** The thread position the settlement follows in the instance's conversation stream (recorded at settlement). */
+  streamPosition?: number;
 }
 
 /** A submission as stored. */

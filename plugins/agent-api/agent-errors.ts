@@ -239,3 +239,67 @@ export class ResourceNameConflictError extends AgentApiError {
     this.resourceName = resourceName;
   }
 }
+
+/** A conversation read for an instance that never received a message: 404 `stream_not_found`. */
+export class StreamNotFoundError extends AgentApiError {
+  constructor(agent: string, id: string) {
+    super('STREAM_NOT_FOUND', 'stream_not_found', 404, `agent '${agent}' has no instance '${escapeForMessage(id)}' (its stream begins with the first admitted message)`, { details: { agent, id } });
+    this.name = 'StreamNotFoundError';
+  }
+}
+
+/** An attachment id that names no attachment of the instance's conversation: 404 `attachment_not_found`. */
+export class AttachmentNotFoundError extends AgentApiError {
+  constructor(attachmentId: string) {
+    super('ATTACHMENT_NOT_FOUND', 'attachment_not_found', 404, `no attachment '${escapeForMessage(attachmentId)}' in this conversation`, { details: { attachmentId } });
+    this.name = 'AttachmentNotFoundError';
+  }
+}
+
+/** A path no route serves: 404 `route_not_found` (the routes are not listed). */
+export class RouteNotFoundError extends AgentApiError {
+  constructor(method: string, path: string) {
+    super('HTTP_ROUTE_NOT_FOUND', 'route_not_found', 404, `no route serves ${method} ${escapeForMessage(path)}`);
+    this.name = 'RouteNotFoundError';
+  }
+}
+
+/** A method the route does not serve: 405 `method_not_allowed`; `allow` goes into the `Allow` header. */
+export class MethodNotAllowedError extends AgentApiError {
+  readonly allow: readonly string[];
+  constructor(method: string, allow: readonly string[]) {
+    super('HTTP_METHOD_NOT_ALLOWED', 'method_not_allowed', 405, `this route does not serve ${method}; it serves ${allow.join(', ')}`, { details: { allow: [...allow] } });
+    this.name = 'MethodNotAllowedError';
+    this.allow = allow;
+  }
+}
+
+/** A body not sent as JSON: 415 `unsupported_media_type`. */
+export class UnsupportedMediaTypeError extends AgentApiError {
+  constructor(contentType: string | undefined) {
+    super('HTTP_UNSUPPORTED_MEDIA_TYPE', 'unsupported_media_type', 415, `the body must be sent with Content-Type: application/json (got ${contentType ? `'${escapeForMessage(contentType.slice(0, 100))}'` : 'none'})`);
+    this.name = 'UnsupportedMediaTypeError';
+  }
+}
+
+/** A JSON body that does not parse: 400 `invalid_json`, the parser's report in `details.reason`. */
+export class InvalidJsonError extends AgentApiError {
+  constructor(reason: string) {
+    super('HTTP_INVALID_JSON', 'invalid_json', 400, `the body is not valid JSON: ${reason}`, { details: { reason } });
+    this.name = 'InvalidJsonError';
+  }
+}
+
+/** A body over the route's limit: 413 `payload_too_large` (nothing of it is read past the limit). */
+export class PayloadTooLargeError extends AgentApiError {
+  constructor(limitBytes: number) {
+    super('HTTP_PAYLOAD_TOO_LARGE', 'payload_too_large', 413, `the body is larger than ${limitBytes} bytes, the most this route accepts`, { details: { limitBytes } });
+    this.name = 'PayloadTooLargeError';
+  }
+}
+
+/** Text from a request (ids, paths) shown in a message: control characters escaped, at most 200 characters. */
+function escapeForMessage(text: string): string {
+  const short = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  return short.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

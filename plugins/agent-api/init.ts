@@ -1,9 +1,11 @@
-import type { OperationEvent } from '../../kernel/runtime/operation-events.js';
+import { SETTLED_SUBMISSION_STATUSES } from '../../kernel/submissions.js';
 import type { Agent } from './agent.js';
 import { InvalidRequestError } from './agent-errors.js';
 import { replyOf, type AgentReply } from './agent-reply.js';
 import { checkInstanceId, checkUidCondition } from './admission.js';
-import { mintInstanceId } from './agent-thread-id.js';
+import { agentThreadId, mintInstanceId } from './agent-thread-id.js';
+import { threadHeadPosition } from './conversation-head.js';
+import { offsetAfterMessage, type ConversationStreamChunk } from './conversation-stream.js';
 import type { DeliveredMessageInput } from './delivered-message.js';
 import { currentRuntime } from './start.js';
 import { runErrorOf } from './submission-settlement.js';
@@ -24,8 +26,14 @@ export interface AgentHandleDispatchRequest {
 
 /** How one awaited send is observed and cancelled. */
 export interface AgentDispatchOptions {
-  /** Every event of the submission's operation as the runtime emits it (model turns, tool calls, the finish). */
-  onEvent?: (event: OperationEvent) => void;
+  /**
+   * Every chunk of the instance's conversation stream recorded after the
+   * send was admitted (the same ConversationStreamChunk projection an HTTP
+   * stream reader gets, with positions), through this submission's
+   * `submission-settled` chunk; the send resolves after that chunk was
+   * handed over. A throwing listener is ignored.
+   */
+  onEvent?: (chunk: ConversationStreamChunk) => void;
   /** Firing it requests a durable abort; the send then rejects with the `aborted` settlement. Already aborted: rejects at once. */
   signal?: AbortSignal;
 }
@@ -63,19 +71,46 @@ export function init(agent: Agent, options: InitOptions = {}): AgentInstanceHand
       const signal = sendOptions.signal;
       if (signal?.aborted) throw signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
       const runtime = currentRuntime('an init() handle send');
-      const admitted = await runtime.coordinator.admit(
-        { agent, id, message: payload.message, hasInitialData: 'initialData' in payload, initialData: payload.initialData, uid: condition },
-        sendOptions.onEvent,
-      );
+      const onEvent = sendOptions.onEvent;
+      const identity = onEvent ? runtime.directory.identityOf(agent) : undefined;
+      // The head as admission begins (read alongside it, so a send made after this one is still admitted after it):
+      // the listener hears everything recorded after it.
+      const headRead = identity !== undefined ? threadHeadPosition(runtime.kernel.store, agentThreadId(identity, id)) : Promise.resolve(-1);
+      headRead.catch(() => undefined);
+      const admitted = await runtime.coordinator.admit({ agent, id, message: payload.message, hasInitialData: 'initialData' in payload, initialData: payload.initialData, uid: condition });
+      const head = await headRead;
       if (admitted.uid !== undefined) condition = admitted.uid;
       const submissionId = admitted.submission.id;
       const onAbort = () => void runtime.coordinator.requestAbort(submissionId).catch(() => undefined);
       signal?.addEventListener('abort', onAbort, { once: true });
+      const stopFollowing = new AbortController();
+      const following = onEvent && !SETTLED_SUBMISSION_STATUSES.has(admitted.submission.status)
+        ? runtime.feed
+            .follow(
+              admitted.thread.id,
+              offsetAfterMessage(head, admitted.submission.seq),
+              (chunks) => {
+                for (const chunk of chunks) {
+                  try {
+                    onEvent(chunk);
+                  } catch {
+                    // A listener never breaks the send.
+                  }
+                  if (chunk.type === 'submission-settled' && chunk.submissionId === submissionId) return true;
+                }
+                return false;
+              },
+              { signal: stopFollowing.signal },
+            )
+            .catch(() => undefined)
+        : undefined;
       try {
         const settled = await runtime.coordinator.settled(submissionId);
+        await following;
         if (settled.status === 'completed') return replyOf(settled, admitted.uid);
         throw runErrorOf(settled);
       } finally {
+        stopFollowing.abort();
         signal?.removeEventListener('abort', onAbort);
       }
     },

@@ -11,6 +11,7 @@ import { AgentRuntimeNotStartedError, AgentRuntimeRunningError, InvalidRequestEr
 import { agentApiPlugin } from './index.js';
 import { createAgentDirectory } from './agent-identity.js';
 import type { SubmissionCoordinator } from './submission-coordinator.js';
+import { ConversationFeed } from './conversation-feed.js';
 
 /** Where a runtime keeps its instances and submissions: in memory (default: gone at exit) or a SQLite file. */
 export type StartDatabase = 'memory' | { sqlite: string };
@@ -45,6 +46,8 @@ export interface ActiveRuntime {
   readonly kernel: Kernel<HookgateConfig>;
   readonly directory: AgentDirectory;
   readonly coordinator: SubmissionCoordinator;
+  /** The instances' conversation streams (history reads and live tails). */
+  readonly feed: ConversationFeed;
 }
 
 let active: ActiveRuntime | undefined;
@@ -76,13 +79,16 @@ export async function start(options: StartOptions): Promise<AgentRuntimeHandle> 
       env: (options.env ?? process.env) as NodeJS.ProcessEnv,
     });
     await kernel.start();
-    const runtime: ActiveRuntime = { kernel, directory, coordinator: coordinator! };
+    const feed = new ConversationFeed(kernel.store, kernel.events, coordinator!);
+    const runtime: ActiveRuntime = { kernel, directory, coordinator: coordinator!, feed };
     active = runtime;
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopping ??= (async () => {
         try {
           await runtime.coordinator.drain();
+          // Tails still open (an SSE reader, a send whose submission stays as stored) end now.
+          feed.close();
           await kernel.stop();
         } finally {
           if (active === runtime) active = undefined;

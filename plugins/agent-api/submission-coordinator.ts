@@ -3,7 +3,6 @@ import type { HookDispatcher } from '../../kernel/hooks/hook-dispatcher.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { OperationHandle } from '../../kernel/operation-handle.js';
 import type { Operations } from '../../kernel/operations.js';
-import type { OperationEvent } from '../../kernel/runtime/operation-events.js';
 import { TERMINAL_STATUSES, type OperationRecord, type Store } from '../../kernel/store.js';
 import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
 import type { AgentDirectory } from './agent-directory.js';
@@ -15,6 +14,7 @@ import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
 import { deadlineHook, operationOfSubmission, untilEnd, waitForThreadIdle } from './submission-operation.js';
 import { settlementOfHost, SubmissionJoins, type LiveHost } from './submission-joining.js';
 import { dataPartsOf } from './thread-state-buffer.js';
+import { threadHeadPosition } from './conversation-head.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
 /** What the coordinator works with: the kernel's store, operations and hooks, the runtime's agents, and the source they render from. */
@@ -28,7 +28,8 @@ export interface CoordinatorDeps {
   logger: Logger;
 }
 
-type EventListener = (event: OperationEvent) => void;
+/** Told of every settlement this coordinator records (the conversation stream's live tail listens). */
+export type SettlementListener = (submission: SubmissionRecord) => void;
 
 /**
  * Document 001's durable submission coordinator. Per instance thread, in
@@ -51,7 +52,6 @@ export class SubmissionCoordinator {
   /** Threads that got a new submission while their pump was busy: the pump looks again before it ends. */
   private readonly pending = new Set<string>();
   private readonly waiters = new Map<string, Array<{ resolve: (record: SubmissionRecord) => void; reject: (err: unknown) => void }>>();
-  private readonly listeners = new Map<string, Set<EventListener>>();
   /** Submissions whose operation this process ended on purpose, and why. */
   private readonly intents = new Map<string, EndIntent>();
   private readonly runningOps = new Map<string, string>();
@@ -65,6 +65,7 @@ export class SubmissionCoordinator {
   private readonly joins: SubmissionJoins;
   /** Per thread, the submission whose operation runs here now: later sends join it at its next model turn. */
   private readonly liveHosts = new Map<string, LiveHost>();
+  private readonly settlementListeners = new Set<SettlementListener>();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.joins = new SubmissionJoins(deps.store, deps.operations);
@@ -73,14 +74,12 @@ export class SubmissionCoordinator {
   /**
    * Admits a delivery (admission.ts: validated, stored `queued` with its
    * condition and the instance, or rejected with nothing stored) and wakes
-   * the instance's pump. `onEvent` hears the submission's operation events
-   * from its start on. Rejects with AgentRuntimeNotStartedError once
+   * the instance's pump. Rejects with AgentRuntimeNotStartedError once
    * `drain()` began.
    */
-  async admit(request: DeliveryRequest, onEvent?: EventListener): Promise<Admitted> {
+  async admit(request: DeliveryRequest): Promise<Admitted> {
     if (this.stopping) throw new AgentRuntimeNotStartedError('a send');
     const admitted = await admitDelivery(this.deps, request);
-    if (onEvent && !SETTLED_SUBMISSION_STATUSES.has(admitted.submission.status)) this.listen(admitted.submission.id, onEvent);
     const host = this.liveHosts.get(admitted.thread.id);
     if (host && admitted.submission.status === 'queued' && host.submissionId !== admitted.submission.id) this.joins.offer(admitted.submission, host);
     this.kick(admitted.thread.id);
@@ -114,6 +113,12 @@ export class SubmissionCoordinator {
     if (operationId !== undefined) await this.abortOperation(operationId);
   }
 
+  /** Hears every settlement recorded here, after it is stored; returns the unsubscribe function. Listeners must not throw. */
+  onSettled(listener: SettlementListener): () => void {
+    this.settlementListeners.add(listener);
+    return () => this.settlementListeners.delete(listener);
+  }
+
   /** Starts the pumps of every instance with an unsettled submission (what a stopped or killed process left). */
   async recover(): Promise<void> {
     const unsettled = await this.deps.store.listSubmissions({ statuses: ['running', 'queued', 'joined'] });
@@ -131,12 +136,6 @@ export class SubmissionCoordinator {
     this.stopping = true;
     this.drainStarted();
     while (this.pumps.size > 0) await Promise.allSettled([...this.pumps.values()]);
-  }
-
-  private listen(submissionId: string, listener: EventListener): void {
-    const set = this.listeners.get(submissionId) ?? new Set();
-    set.add(listener);
-    this.listeners.set(submissionId, set);
   }
 
   private kick(threadId: string): void {
@@ -213,7 +212,6 @@ export class SubmissionCoordinator {
     }
     const handle = operation ? await this.resume(submission, operation, durability.timeoutMs) : await this.start(submission, durability.timeoutMs);
     if (!handle) return;
-    this.forwardEvents(submission.id, handle);
     let final: OperationRecord | undefined;
     this.liveHosts.set(submission.threadId, { submissionId: submission.id, operationId: handle.operationId });
     try {
@@ -312,23 +310,32 @@ export class SubmissionCoordinator {
 
   /** Records the settlement (the first one wins) and tells the waiters. */
   private async settle(submission: SubmissionRecord, settlement: SubmissionSettlement): Promise<void> {
-    const { submission: record } = await this.deps.store.settleSubmission(submission.id, settlement);
+    const { settled, submission: record } = await this.deps.store.settleSubmission(submission.id, await this.positioned(submission, settlement));
+    if (settled) for (const listener of this.settlementListeners) listener(record);
     // The deliveries that joined this response take its outcome.
     for (const joined of this.joins.joinedTo(submission.id)) await this.settle({ ...record, id: joined }, settlementOfHost(record));
     this.joins.forget(submission.id);
     this.intents.delete(submission.id);
-    this.listeners.delete(submission.id);
     const waiters = this.waiters.get(submission.id) ?? [];
     this.waiters.delete(submission.id);
     for (const waiter of waiters) waiter.resolve(record);
   }
 
-  private forwardEvents(submissionId: string, handle: OperationHandle): void {
-    const listeners = this.listeners.get(submissionId);
-    if (!listeners || listeners.size === 0) return;
-    void (async () => {
-      for await (const event of handle.events()) for (const listener of listeners) listener(event);
-    })().catch(() => undefined);
+  /**
+   * The settlement with its conversation-stream position: after the last
+   * message of the submission's operation (a joined delivery's is its
+   * host's), or the thread's newest message when it stored none.
+   */
+  private async positioned(submission: SubmissionRecord, settlement: SubmissionSettlement): Promise<SubmissionSettlement> {
+    let position = -1;
+    if (submission.operationId !== undefined) {
+      const messages = await this.deps.store.listMessages(submission.operationId, { includeCompacted: true });
+      if (messages.length > 0) position = messages[messages.length - 1]!.position;
+    }
+    if (position < 0) position = await threadHeadPosition(this.deps.store, submission.threadId);
+    const streamPosition = Math.max(0, position);
+    if (settlement.status === 'completed') return { ...settlement, result: { text: '', ...settlement.result, streamPosition } };
+    return { ...settlement, error: { message: `submission '${submission.id}' ${settlement.status}`, ...settlement.error, streamPosition } };
   }
 
   private async abortOperation(operationId: string): Promise<void> {

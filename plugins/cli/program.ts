@@ -10,6 +10,7 @@ import { packageVersion } from './package-version.js';
 import { decideCommand, runCommand } from './run-command.js';
 import { abortCommand, resumeCommand } from './recovery-commands.js';
 import { pruneCommand } from './prune-command.js';
+import { serveCommand, serveTokenCommand } from './serve-command.js';
 import { storeName } from './store-name.js';
 import { usageText } from './usage-text.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
@@ -189,6 +190,23 @@ export function buildProgram(): Command {
     });
 
   addPolicyCommands(program, (body) => session.withKernel(body));
+
+  const serve = program
+    .command('serve')
+    .description('serve agent modules over HTTP (document 001 agent routes at /agents/<identity>) and the operator routes (/operator), behind the API tokens of serve.tokens')
+    .argument('[modules...]', 'agent modules (.js/.mjs) to serve, besides those in serve.agents')
+    .option('--host <host>', 'listen address (default serve.host, 127.0.0.1); without API tokens only a loopback address')
+    .option('--port <port>', 'listen port (default serve.port, 8787; 0 picks a free one)', portNumber)
+    .action(async (modules: string[], opts) => {
+      exitWith(await serveCommand(session, modules, { host: opts.host, port: opts.port }));
+    });
+  serve
+    .command('token')
+    .description('mint an API token: prints it once, and the serve.tokens entry (its SHA-256) that accepts it')
+    .argument('[name]', 'a name for the token (shown in logs, never the token)', 'default')
+    .action((name: string) => {
+      exitWith(serveTokenCommand(name));
+    });
 
   const webhook = program.command('webhook').description('tools for webhook receivers');
   webhook

@@ -83,7 +83,7 @@ function parkedOperation(kernel: Kernel, identity: string): { promise: Promise<s
   return { promise };
 }
 
-async function agentsOf(file: string): Promise<Array<{ exportName: string; agent: Agent }>> {
+export async function agentsOf(file: string): Promise<Array<{ exportName: string; agent: Agent }>> {
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(path.resolve(file)).href)) as Record<string, unknown>;

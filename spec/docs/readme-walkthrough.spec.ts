@@ -37,6 +37,7 @@ const HELP_ONLY: Record<string, string> = {
   resume: 'acts on an operation a crashed process left running',
   abort: 'acts on a running or parked operation',
   'webhook verify': 'a receiver that serves until it is stopped',
+  serve: 'a server that runs until it is stopped; spec/cli/serve.spec.ts drives it over HTTP',
   init: 'writes a project into a folder; spec/cli/init.spec.ts runs it, then run and policy test on what it wrote',
 };
 

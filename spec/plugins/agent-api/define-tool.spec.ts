@@ -272,7 +272,7 @@ describe('agent API: defineTool', () => {
       assert.equal(lines.some((l) => l.message === 'after the call returned'), false);
     });
 
-    it('an agent runtime send streams the lines to its onEvent listener', async () => {
+    it("an agent runtime send's lines reach the runtime's operation-event listeners (not the conversation stream)", async () => {
       let runtime: AgentRuntimeHandle | undefined;
       function Progress(): string {
         useModel({ provider: 'scripted', turns: [{ toolCalls: [{ identifier: 'agent', apiName: 'work', args: {} }] }, { text: 'done' }] });
@@ -282,9 +282,14 @@ describe('agent API: defineTool', () => {
       try {
         runtime = await start({ agents: [Progress], db: 'memory' });
         const heard: OperationEvent[] = [];
-        const reply = await init(Progress, { id: 'p1' }).dispatch('go', { onEvent: (e) => heard.push(e) });
+        const chunks: Array<{ type: string }> = [];
+        const off = runtime.kernel.events.on((e) => heard.push(e));
+        const reply = await init(Progress, { id: 'p1' }).dispatch('go', { onEvent: (c) => chunks.push(c) });
+        off();
         assert.equal(reply.text, 'done');
         assert.deepEqual(logs(heard).map((l) => [l.level, l.message, l.apiName]), [['info', 'halfway', 'work']]);
+        // The conversation stream carries the conversation (stored records), not progress logs.
+        assert.ok(chunks.length > 0 && chunks.every((c) => !JSON.stringify(c).includes('halfway')));
       } finally {
         await runtime?.stop();
       }

@@ -220,7 +220,7 @@ function untilKillPoint(child: ChildProcess): Promise<{ queued: string }> {
           continue; // a log line
         }
         if (event.type === 'queued') queued = event.submissionId;
-        if (event.type === 'tool_finished') toolDone = true;
+        if (event.type === 'tool-output') toolDone = true;
         if (queued !== undefined && toolDone) resolve({ queued });
       }
     });

@@ -8,7 +8,9 @@ import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
 import { dispatch } from '../../../plugins/agent-api/dispatch.js';
 import { init } from '../../../plugins/agent-api/init.js';
 import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
-import type { OperationEvent } from '../../../kernel/runtime/operation-events.js';
+import type { ConversationStreamChunk } from '../../../plugins/agent-api/conversation-stream.js';
+import { formatOffset } from '../../../plugins/agent-api/conversation-stream.js';
+import { currentRuntime } from '../../../plugins/agent-api/start.js';
 import type { SubmissionRecord } from '../../../kernel/submissions.js';
 import { SPEC_AGENT_SOURCE, specAgentsPlugin, type SpecAgentScript } from '../../helpers/agent-api-fixtures.js';
 
@@ -99,13 +101,21 @@ describe('agent-api: submissions and init() handles', function () {
     assert.equal((await runtime.kernel.store.getSubmission(err.submissionId))?.status, 'failed');
   });
 
-  it('onEvent receives the events of the submission operation as they happen, ending with its finish', async () => {
-    const events: OperationEvent[] = [];
-    await init(Tools, { id: 't-1' }).dispatch('go', { onEvent: (e) => events.push(e) });
-    const types = events.map((e) => e.type);
-    assert.ok(types.includes('tool_finished'), types.join(','));
-    await new Promise((r) => setTimeout(r, 20));
-    assert.equal(events.at(-1)?.type, 'operation_finished');
+  it('onEvent receives the conversation stream chunks recorded after the send, each positioned, ending with its settlement', async () => {
+    const chunks: ConversationStreamChunk[] = [];
+    const reply = await init(Tools, { id: 't-1' }).dispatch('go', { onEvent: (c) => chunks.push(c) });
+    const types = chunks.map((c) => c.type);
+    assert.deepEqual(types.slice(0, 2), ['message-appended', 'message-started'], types.join(','));
+    assert.ok(types.includes('tool-input') && types.includes('tool-output'), types.join(','));
+    const last = chunks.at(-1);
+    assert.equal(last?.type, 'submission-settled');
+    assert.equal(last?.type === 'submission-settled' && last.submissionId, reply.submissionId);
+    const offsets = chunks.map((c) => formatOffset(c.position));
+    assert.deepEqual([...offsets].sort(), offsets, 'positions increase');
+    assert.equal(new Set(offsets).size, offsets.length, 'no position twice');
+    // The same chunks, with the same positions, are what a history read of the instance returns.
+    const history = await currentRuntime('spec').feed.read(agentThreadId('Tools', 't-1'));
+    assert.deepEqual(history.chunks, chunks);
   });
 
   it('firing the signal requests a durable abort: the send rejects with the aborted settlement', async () => {
