@@ -24,7 +24,10 @@ import { callgrindDumps } from './callgrind-dumps.mjs';
 const [tree, contender, warmup, size, rounds, out] = process.argv.slice(2);
 if (!out) throw new Error('usage: callgrind-rounds.mjs <tree> <contender> <warmup> <conversations per round> <rounds> <out prefix>');
 const nodeFlags = (process.env.NODE_FLAGS ?? '--expose-gc').split(' ').filter(Boolean);
-const proc = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${path.resolve(out)}.%p`, 'node', ...nodeFlags, 'dist/bench/step-loop.js', '--contender', contender], {
+// CG_LATE=1: valgrind runs start-up and warm-up uninstrumented (--instr-atstart=no, several times faster), and
+// instrumentation is switched on after the warm-up, so a long warm-up (late Turbofan compiles) costs little.
+const late = process.env.CG_LATE === '1';
+const proc = spawn('valgrind', ['--tool=callgrind', ...(late ? ['--instr-atstart=no'] : []), `--callgrind-out-file=${path.resolve(out)}.%p`, 'node', ...nodeFlags, 'dist/bench/step-loop.js', '--contender', contender], {
   cwd: tree,
   stdio: ['pipe', 'pipe', 'inherit'],
 });
@@ -44,6 +47,7 @@ const control = (flag, ...rest) => execFileSync('callgrind_control', [flag, ...r
 
 await send({ cmd: 'setup' });
 await send({ cmd: 'warmup', n: Number(warmup) });
+if (late) control('-i', 'on');
 for (let i = 0; i < Number(rounds); i++) {
   await send({ cmd: 'round', n: 0 });
   control('-z');

@@ -6,7 +6,7 @@
  * instructions per conversation of every contender at every length.
  *
  *   node dist/bench/step-loop.js [--calls 20,50,100,200] [--rounds 7] [--conversations 100] [--warmup 50] [--rewarm 10]
- *       [--only ai-sdk-7,hookgate-memory] [--callgrind] [--cg-conversations 50] [--cg-warmup 20] [--cg-jobs 1] [--cg-dir <dir>]
+ *       [--only ai-sdk-7,hookgate-memory] [--callgrind] [--cg-conversations 40] [--cg-warmup 300] [--cg-windows 5] [--cg-node-flags --single-threaded] [--cg-jobs 1] [--cg-dir <dir>]
  *       [--json] [--save <file.json>] [--no-round-gc]
  *   node dist/bench/step-loop.js --from-json <saved --json output>      # the tables of a saved run
  *
@@ -54,8 +54,11 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '50' },
     rewarm: { type: 'string', default: '10' },
     callgrind: { type: 'boolean', default: false },
-    'cg-conversations': { type: 'string', default: '50' },
-    'cg-warmup': { type: 'string', default: '20' },
+    'cg-conversations': { type: 'string', default: '40' },
+    'cg-warmup': { type: 'string', default: '300' },
+    'cg-windows': { type: 'string', default: '5' },
+    // node's flags under valgrind (--single-threaded required). --predictable-gc-schedule was tried: with V8's heap growing fixed at 30% the memory store's growing heap met a mark-compact every few windows (14 M instead of 6.5 M per conversation), so it is not the default.
+    'cg-node-flags': { type: 'string', default: '--single-threaded' },
     'cg-jobs': { type: 'string', default: '1' },
     'cg-dir': { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -171,6 +174,9 @@ async function wallClock(specs: Spec[], options: MeasureOptions): Promise<Conten
 async function callgrind(specs: Spec[], lengths: number[], counted: (count: InstructionCount) => void): Promise<void> {
   const k = positive('cg-conversations', values['cg-conversations']!);
   const warmup = positive('cg-warmup', values['cg-warmup']!, true);
+  const windows = positive('cg-windows', values['cg-windows']!);
+  const nodeFlags = values['cg-node-flags']!.split(' ').filter(Boolean);
+  if (!nodeFlags.includes('--single-threaded')) throw new Error('--cg-node-flags must include --single-threaded (no count may depend on thread timing)');
   const jobs = positive('cg-jobs', values['cg-jobs']!);
   const keep = values['cg-dir'] !== undefined;
   const dir = keep ? path.resolve(values['cg-dir']!) : mkdtempSync(path.join(os.tmpdir(), 'hookgate-callgrind-'));
@@ -180,10 +186,10 @@ async function callgrind(specs: Spec[], lengths: number[], counted: (count: Inst
     const worker = async () => {
       for (let job = queue.shift(); job; job = queue.shift()) {
         const { s, calls } = job;
-        const request = { name: s.name, script: s.script, calls, warmup: scaled(warmup, calls), conversations: scaled(k, calls), outPrefix: path.join(dir, `${s.name}-${calls}`) };
-        log(`callgrind ${s.spec}, ${calls} calls: ${request.warmup} warm-up, then ${request.conversations} + ${2 * request.conversations} conversations`);
+        const request = { name: s.name, script: s.script, calls, warmup: scaled(warmup, calls), conversations: scaled(k, calls), windows, nodeFlags, outPrefix: path.join(dir, `${s.name}-${calls}`) };
+        log(`callgrind ${s.spec}, ${calls} calls: ${request.warmup} warm-up (uninstrumented), then ${windows} windows of ${request.conversations} conversations`);
         const count = await countInstructions(request);
-        log(`callgrind ${s.spec}, ${calls} calls: ${(count.perConversation / 1e6).toFixed(2)} M instructions per conversation (first window ${(count.first / count.conversations / 1e6).toFixed(2)} M)`);
+        log(`callgrind ${s.spec}, ${calls} calls: ${(count.perConversation / 1e6).toFixed(2)} M instructions per conversation (median; windows ${count.windows!.map((w) => (w / count.conversations / 1e6).toFixed(2)).join(', ')} M)`);
         counted({ ...count, name: s.spec });
       }
     };

@@ -3,12 +3,27 @@ import { errorMessage, HookgateError } from '../../kernel/errors.js';
 import { definePlugin } from '../../kernel/plugin.js';
 import { Config, Environment, Logger, Secrets, ToolSources } from '../../kernel/tokens.js';
 import { resolveConfiguredHeaders } from './configured-headers.js';
-import { openMcpConnection, type McpServerConnection } from './connect-mcp-server.js';
+import type { McpServerConnection } from './connect-mcp-server.js';
+import type { McpServerOptions } from './mcp-server-options.js';
 import { McpToolSource } from './mcp-tool-source.js';
 
-export { connectMcpServer, type McpServerConnection } from './connect-mcp-server.js';
+export type { McpServerConnection } from './connect-mcp-server.js';
 export { McpToolSource } from './mcp-tool-source.js';
 export type { McpServerOptions, McpTransport } from './mcp-server-options.js';
+
+/**
+ * The MCP SDK's modules (and zod's, ~8 MB of heap) are imported at the first
+ * connection, not with the plugin: every kernel loads the bundled plugins,
+ * and most configure no MCP server.
+ */
+function connectionModule(): Promise<typeof import('./connect-mcp-server.js')> {
+  return import('./connect-mcp-server.js');
+}
+
+/** connect-mcp-server.ts's `connectMcpServer` (same contract), loaded at the first call. */
+export async function connectMcpServer(name: string, options: McpServerOptions): Promise<McpServerConnection> {
+  return (await connectionModule()).connectMcpServer(name, options);
+}
 export type { McpTool, McpToolResult, McpToolRunContext } from './mcp-tool.js';
 export { MAX_MCP_RESULT_BYTES } from './mcp-tool.js';
 
@@ -51,6 +66,7 @@ export default definePlugin({
     const env = ctx.resolve(Environment);
     const logger = ctx.resolve(Logger).child({ plugin: 'mcp' });
     const scrub = (text: string) => secrets.scrub(text);
+    const { openMcpConnection } = await connectionModule();
     const outcomes = await Promise.allSettled(
       servers.map(async ([name, server]) =>
         openMcpConnection(

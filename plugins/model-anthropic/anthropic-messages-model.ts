@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
@@ -8,7 +8,7 @@ import type { HostedModelOptions } from '../../kernel/hosted-model-options.js';
 import { ToolNameMap } from '../../kernel/model-tool-names.js';
 import { MessageAssembler } from './message-assembler.js';
 import { buildRequestBody } from './request-body.js';
-import { fromSdkError, timeoutError } from './sdk-error.js';
+import { fromSdkError, loadSdk, timeoutError } from './sdk-error.js';
 
 /** Options of the Anthropic provider: the shared hosted-model options and the default `max_tokens`. */
 export interface AnthropicMessagesModelOptions extends HostedModelOptions {
@@ -87,7 +87,7 @@ export class AnthropicMessagesModel implements ModelProvider {
     this.options.logger?.debug('model request', { provider: this.name, model, messages: body.messages.length, tools: body.tools?.length ?? 0 });
 
     try {
-      const sdk = this.sdkFor(apiKey);
+      const sdk = await this.sdkFor(apiKey);
       const work = runWithinDeadline(this.options.timeoutSeconds, 'models.anthropic.timeoutSeconds', () => this.call(sdk, body, names, request, deadline.signal, apiKey));
       const result = await settleOnAbort(work, deadline.signal);
       this.options.logger?.debug('model response', {
@@ -122,9 +122,12 @@ export class AnthropicMessagesModel implements ModelProvider {
     return assembler.result(names);
   }
 
-  private sdkFor(apiKey: string): Anthropic {
+  private async sdkFor(apiKey: string): Promise<Anthropic> {
     if (this.client?.apiKey === apiKey) return this.client.sdk;
-    const sdk = new Anthropic({
+    const { default: AnthropicClient } = await loadSdk();
+    // Another call may have made the client for this key while the SDK loaded.
+    if (this.client?.apiKey === apiKey) return this.client.sdk;
+    const sdk = new AnthropicClient({
       // Passing the key keeps the SDK from reading ANTHROPIC_AUTH_TOKEN or a credentials chain as well.
       apiKey,
       baseURL: this.baseURL,

@@ -1,6 +1,17 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import type * as SdkModule from '@anthropic-ai/sdk';
 import { HookgateError } from '../../kernel/errors.js';
 import { sdkErrors, withoutStatusPrefix, type SdkErrorContext } from '../../kernel/model-sdk-errors.js';
+
+/** The SDK once imported: until the first call nothing can have thrown one of its errors. */
+let sdk: typeof SdkModule | undefined;
+
+/**
+ * The `@anthropic-ai/sdk` SDK, imported at the provider's first call rather than with the
+ * plugin: every kernel loads the bundled plugins, most run one provider.
+ */
+export async function loadSdk(): Promise<typeof SdkModule> {
+  return (sdk ??= await import('@anthropic-ai/sdk'));
+}
 
 /** Where this provider's errors point (`models.anthropic.maxRetries`, `.timeoutSeconds`). */
 export const CONFIG_KEY = 'models.anthropic';
@@ -18,6 +29,8 @@ export const CONFIG_KEY = 'models.anthropic';
 export function fromSdkError(err: unknown, ctx: Omit<SdkErrorContext, 'configKey'>): HookgateError {
   const context = { ...ctx, configKey: CONFIG_KEY };
   if (err instanceof HookgateError) return err;
+  if (sdk === undefined) return err instanceof SyntaxError ? sdkErrors.malformedStream() : sdkErrors.other(err, context);
+  const { APIConnectionError, APIConnectionTimeoutError, APIError } = sdk;
   if (err instanceof APIConnectionTimeoutError) return timeoutError(ctx.timeoutSeconds);
   if (err instanceof APIConnectionError) return sdkErrors.connection(err.message, err.cause, context);
   if (err instanceof APIError) {

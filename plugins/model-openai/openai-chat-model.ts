@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { errorMessage, HookgateError } from '../../kernel/errors.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../kernel/model.js';
@@ -9,7 +9,7 @@ import { ChunkAssembler } from './chunk-assembler.js';
 import { toModelResponse, type RawCompletion } from './completion-result.js';
 import { buildRequestBody } from './request-body.js';
 import { scrubSecret, sdkLoggerFor } from '../../kernel/model-sdk-logger.js';
-import { fromSdkError, timeoutError } from './sdk-error.js';
+import { fromSdkError, loadSdk, timeoutError } from './sdk-error.js';
 
 /** Options of the OpenAI provider: the shared hosted-model options. */
 export interface OpenAiChatModelOptions extends HostedModelOptions {}
@@ -82,7 +82,7 @@ export class OpenAiChatModel implements ModelProvider {
     this.options.logger?.debug('model request', { provider: this.name, model, messages: body.messages.length, tools: body.tools?.length ?? 0 });
 
     try {
-      const sdk = this.sdkFor(apiKey);
+      const sdk = await this.sdkFor(apiKey);
       const work = runWithinDeadline(this.options.timeoutSeconds, 'models.openai.timeoutSeconds', () => this.call(sdk, body, names, request, deadline.signal, apiKey));
       const result = await settleOnAbort(work, deadline.signal);
       this.options.logger?.debug('model response', {
@@ -124,9 +124,12 @@ export class OpenAiChatModel implements ModelProvider {
     return toModelResponse(raw, names);
   }
 
-  private sdkFor(apiKey: string): OpenAI {
+  private async sdkFor(apiKey: string): Promise<OpenAI> {
     if (this.client?.apiKey === apiKey) return this.client.sdk;
-    const sdk = new OpenAI({
+    const { default: OpenAIClient } = await loadSdk();
+    // Another call may have made the client for this key while the SDK loaded.
+    if (this.client?.apiKey === apiKey) return this.client.sdk;
+    const sdk = new OpenAIClient({
       apiKey,
       baseURL: this.baseURL,
       // Explicit, so OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment do not change what hookgate sends.
