@@ -7,6 +7,7 @@ import { toJsonSchema } from './tool-input-schema.js';
 import { isMcpToolShape } from './mcp-agent-tool.js';
 import { openToolStep, type ToolStep, type ToolStepJournal } from './tool-step.js';
 import { toJsonValue } from './use-persistent-state.js';
+import { deepFreeze } from '../../kernel/agent-definition.js';
 
 export type { ToolStep } from './tool-step.js';
 
@@ -240,12 +241,4 @@ function loggerOf(log: ToolLog | undefined): ToolLogger {
     warn: (message: string, attributes?: Record<string, unknown>) => log('warn', message, attributes),
     error: (message: string, attributes?: Record<string, unknown>) => log('error', message, attributes),
   });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

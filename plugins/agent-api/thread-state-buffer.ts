@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { RenderStateAccess } from './render-slot.js';
+import { deepFreeze } from '../../kernel/agent-definition.js';
 
 /** Thread value names starting with this are the runtime's (usePersistentState refuses them). */
 export const RESERVED_VALUE_PREFIX = '\u0000';
@@ -73,12 +74,4 @@ export class ThreadStateBuffer implements RenderStateAccess {
     this.committed = Object.freeze(next);
     return next;
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -1,6 +1,7 @@
 import { toJsonSchema as valibotToJsonSchema } from '@valibot/to-json-schema';
 import { HookgateError } from '../../kernel/errors.js';
 import type { HookToolResult, ThreadState } from './thread-hook-types.js';
+import { deepFreeze } from '../../kernel/agent-definition.js';
 
 /** The part of the Standard Schema interface (valibot and zod implement it) this file relies on. */
 export interface StandardSchemaV1<Output = unknown> {
@@ -79,14 +80,6 @@ function argsJsonSchema(args: unknown): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = schema;
   if (rest.type !== 'object') throw invalid(' args', 'must be an object schema (the model sends a JSON object)', 'args');
   return rest;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 function invalid(where: string, what: string, field?: string): HookgateError {
