@@ -73,6 +73,15 @@ export const ERROR_CATALOG = {
   AGENT_NOT_REGISTERED: { category: 'user', summary: 'dispatch / init / getAgentInstance was given a function that is not one of the agents start({ agents }) registered' },
   AGENT_RUNTIME_NOT_STARTED: { category: 'user', summary: 'the agent API was used before start() configured a runtime in this process (or after stop())' },
   AGENT_RUNTIME_RUNNING: { category: 'user', summary: 'start() was called while this process already has an agent runtime (one per process; stop it first)' },
+  // the sandbox (plugins/sandbox-local) and the harness (plugins/agent-api)
+  SANDBOX_ARGUMENT_INVALID: { category: 'user', summary: 'a sandbox call was given a bad argument (empty or NUL command, bad env, timeoutMs out of range, content of the wrong type)' },
+  SANDBOX_EXEC_TIMEOUT: { category: 'user', summary: 'a sandbox exec ran past its deadline; the command and everything it started were killed' },
+  SANDBOX_EXEC_FAILED: { category: 'system', summary: 'a sandbox exec could not start the shell' },
+  SANDBOX_UNAVAILABLE: { category: 'user', summary: 'harness.sandbox was used but no plugin provides the Sandbox token (sandbox-local is bundled)' },
+  SESSION_BUSY: { category: 'user', summary: "a harness prompt or compact() while another operation runs on the harness's conversation (one at a time)" },
+  RESULT_UNAVAILABLE: { category: 'user', summary: 'a harness prompt with a result schema ended without a valid finish call (the model gave up or ran out of follow-ups)' },
+  HARNESS_PROMPT_FAILED: { category: 'user', summary: "a harness prompt's operation ended in error, or a compaction it asked for wrote no summary" },
+  HARNESS_OPTIONS_INVALID: { category: 'user', summary: 'harness.prompt() was given bad text or options (result schema, tools, model, signal, images)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },

@@ -149,6 +149,12 @@ export class SandboxFs {
    */
   async readFile(userPath: string, options: { encoding?: BufferEncoding; limitBytes?: number } = {}): Promise<ReadResult> {
     const encoding = options.encoding ?? 'utf8';
+    const read = await this.readFileBytes(userPath, options);
+    return { path: read.path, text: read.bytes.toString(encoding), encoding, size: read.size, bytesRead: read.bytesRead, truncated: read.truncated };
+  }
+
+  /** `readFile`'s bytes, undecoded: the same checks, at most `limitBytes` (default 1 MiB) read. */
+  async readFileBytes(userPath: string, options: { limitBytes?: number } = {}): Promise<{ path: string; bytes: Buffer; size: number; bytesRead: number; truncated: boolean }> {
     const limit = options.limitBytes ?? DEFAULT_READ_LIMIT_BYTES;
     const target = await this.resolve(userPath);
     await refuseSpecialEntry(target.real, userPath);
@@ -165,14 +171,7 @@ export class SandboxFs {
         if (n === 0) break;
         bytesRead += n;
       }
-      return {
-        path: target.display,
-        text: buffer.subarray(0, bytesRead).toString(encoding),
-        encoding,
-        size: st.size,
-        bytesRead,
-        truncated: st.size > bytesRead,
-      };
+      return { path: target.display, bytes: buffer.subarray(0, bytesRead), size: st.size, bytesRead, truncated: st.size > bytesRead };
     } finally {
       await handle.close();
     }

@@ -39,6 +39,8 @@ export interface OperationState {
   finishContinuations?: number;
   /** The response metadata the agent source's lifecycle attached (document 001 `AgentReply.metadata`). */
   metadata?: Record<string, unknown>;
+  /** A published tool result asked to end the operation (`ToolResult.endsOperation`): it finishes once no call is pending. */
+  endRequested?: boolean;
 }
 
 /** An operation as stored: status, terminal reason, agent, context, state and version. */
