@@ -121,3 +121,46 @@ export class AgentRuntimeRunningError extends AgentApiError {
     this.name = 'AgentRuntimeRunningError';
   }
 }
+
+/** A harness prompt or `compact()` while another operation runs on the harness's conversation (one at a time): 409 `session_busy`. */
+export class SessionBusyError extends AgentApiError {
+  constructor(what: string, operationId?: string) {
+    super('SESSION_BUSY', 'session_busy', 409, `${what}: another operation${operationId !== undefined ? ` (${operationId})` : ''} is running on this harness's conversation; await it (or abort it) first`, {
+      details: operationId !== undefined ? { operationId } : {},
+    });
+    this.name = 'SessionBusyError';
+  }
+}
+
+/**
+ * A harness prompt with a `result` schema ended without a valid `finish`
+ * call: the model called `give_up` (`reason` is its reason) or answered
+ * without finishing after every follow-up. `assistantText` is what the model
+ * wrote meanwhile.
+ */
+export class ResultUnavailableError extends AgentApiError {
+  readonly reason: string;
+  readonly assistantText: string;
+  constructor(reason: string, assistantText: string, operationId: string) {
+    super('RESULT_UNAVAILABLE', 'result_unavailable', 422, `the harness prompt produced no result: ${reason}`, { details: { reason, operationId } });
+    this.name = 'ResultUnavailableError';
+    this.reason = reason;
+    this.assistantText = assistantText;
+  }
+}
+
+/** A harness prompt whose operation ended in error (its error is `cause` and in `details`), or a compaction that wrote no summary. */
+export class HarnessPromptError extends AgentApiError {
+  constructor(message: string, details: Record<string, unknown>, cause?: unknown) {
+    super('HARNESS_PROMPT_FAILED', 'harness_prompt_failed', 500, message, { details, cause });
+    this.name = 'HarnessPromptError';
+  }
+}
+
+/** `harness.prompt()` given bad text or options (the message names the option). */
+export class HarnessOptionsError extends AgentApiError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('HARNESS_OPTIONS_INVALID', 'invalid_request', 400, message, { details });
+    this.name = 'HarnessOptionsError';
+  }
+}

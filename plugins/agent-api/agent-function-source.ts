@@ -15,6 +15,8 @@ import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
 import type { DispatchReceipt } from './dispatch.js';
 import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
+import type { HarnessHost } from './harness.js';
+import type { ModelBlock } from './use-model.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -74,8 +76,19 @@ interface OperationSession {
  * appended signals) and, with `sendToSelf`, the instance's dispatcher.
  * Render errors reject the step (the operation ends in error naming them).
  */
-export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance): AgentSource & { readonly tools: ToolSource } {
+export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, harnesses?: HarnessHost): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
+
+  /** A new harness for one invocation (a harness tool call, an event callback) of the operation's agent. */
+  function harnessOf(operationId: string, identity: string): ReturnType<HarnessHost['open']> | undefined {
+    const session = sessions.get(operationId);
+    return harnesses?.open({
+      parentOperationId: operationId,
+      identity,
+      model: session?.view?.model as ModelBlock | undefined,
+      instructions: session?.render?.instructions,
+    });
+  }
 
   const tools: ToolSource = {
     id: AGENT_TOOL_SOURCE,
@@ -83,7 +96,8 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     async execute(call, ctx) {
       const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
-      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal);
+      const harness = tool.harness ? harnessOf(ctx.operationId, ctx.agentId) : undefined;
+      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, harness !== undefined ? { harness } : undefined);
     },
   };
 
@@ -187,7 +201,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const session = sessionOf(ref, context);
       const { render } = session;
       if (render.agentStarts.length === 0 && render.responseStarts.length === 0) return undefined;
-      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal);
+      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal, () => harnessOf(context.operationId, ref));
       if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
@@ -197,7 +211,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const { render } = session;
       if (render.agentFinishes.length === 0 && render.responseFinishes.length === 0) return undefined;
       const toolCalls = context.toolCalls.map((c) => ({ tool: c.identifier === AGENT_TOOL_IDENTIFIER ? c.apiName : `${c.identifier}/${c.apiName}`, isError: c.isError }));
-      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal);
+      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal, () => harnessOf(context.operationId, ref));
       if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },

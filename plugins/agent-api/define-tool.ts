@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { AgentRenderError } from './agent-errors.js';
 import { isValibotSchema } from './agent-identity.js';
 import { toJsonSchema } from './tool-input-schema.js';
+import type { Harness } from './harness.js';
 
 /** What a tool's `run` gets (document 001 `ToolContext`): the call's id, its abort signal and, with an `input` schema, the parsed arguments. */
 export interface ToolContext<TData = unknown> {
@@ -11,6 +12,8 @@ export interface ToolContext<TData = unknown> {
   readonly signal: AbortSignal;
   /** The arguments parsed by `input` (an empty object without one). */
   readonly data: TData;
+  /** The agent's runtime surface (`harness.prompt()`, `harness.sandbox`): present only for `harness: true` tools, scoped to this call. */
+  readonly harness?: Harness;
 }
 
 /** What `defineTool` takes (document 001 "defineTool()", the part `useTool` needs; issue 14 completes it). */
@@ -21,6 +24,8 @@ export interface ToolOptions<TInput extends v.GenericSchema | undefined = v.Gene
   description: string;
   /** A valibot object schema for the arguments (the model gets it as JSON Schema). */
   input?: TInput;
+  /** `true`: `run` gets `context.harness` (such a tool runs only inside an agent session). */
+  harness?: boolean;
   /** The implementation; may be async. Its value is recorded as JSON and JSON-stringified for the model (undefined: `null`); a throw is a tool error the model sees. */
   run(context: ToolContext<TInput extends v.GenericSchema ? v.InferOutput<TInput> : Record<string, never>>): unknown;
 }
@@ -33,6 +38,8 @@ export interface AgentTool {
   /** The input schema as the model sees it (JSON Schema of a top-level object). */
   readonly parameters: Readonly<Record<string, unknown>>;
   readonly run: (context: ToolContext<never>) => unknown;
+  /** Whether `run` gets the harness. */
+  readonly harness: boolean;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -59,6 +66,8 @@ export function defineTool<TInput extends v.GenericSchema | undefined = undefine
   }
   if (typeof description !== 'string' || description.trim() === '') throw new AgentRenderError(`${where}: description must be a non-empty string`, { field: 'description' });
   if (typeof run !== 'function') throw new AgentRenderError(`${where}: run must be a function`, { field: 'run' });
+  const wantsHarness = (options as { harness?: unknown }).harness;
+  if (wantsHarness !== undefined && typeof wantsHarness !== 'boolean') throw new AgentRenderError(`${where}: harness must be a boolean when present`, { field: 'harness' });
   let parameters: Record<string, unknown> = NO_INPUT;
   if (input !== undefined) {
     if (!isValibotSchema(input) || !OBJECT_TYPES.has((input as { type: string }).type)) {
@@ -70,7 +79,7 @@ export function defineTool<TInput extends v.GenericSchema | undefined = undefine
       throw new AgentRenderError(`${where}: ${(err as Error).message}`, { field: 'input' });
     }
   }
-  const tool: AgentTool = Object.freeze({ name, description, input, parameters: deepFreeze(parameters), run: run as AgentTool['run'] });
+  const tool: AgentTool = Object.freeze({ name, description, input, parameters: deepFreeze(parameters), run: run as AgentTool['run'], harness: wantsHarness === true });
   defined.add(tool);
   return tool;
 }
@@ -80,7 +89,8 @@ export function defineTool<TInput extends v.GenericSchema | undefined = undefine
  * (a mismatch throws, which the model sees as a tool error), then `run`,
  * and makes its value JSON (a value JSON cannot carry throws).
  */
-export async function runAgentTool(tool: AgentTool, args: Record<string, unknown>, toolCallId: string, signal: AbortSignal): Promise<{ content: string; data: unknown }> {
+export async function runAgentTool(tool: AgentTool, args: Record<string, unknown>, toolCallId: string, signal: AbortSignal, scope?: { harness?: Harness }): Promise<{ content: string; data: unknown }> {
+  if (tool.harness && scope?.harness === undefined) throw new Error(`tool "${tool.name}" is a harness tool: it runs only inside an agent session, where it gets the harness`);
   let data: unknown = {};
   if (tool.input !== undefined) {
     const parsed = v.safeParse(tool.input, args);
@@ -89,7 +99,7 @@ export async function runAgentTool(tool: AgentTool, args: Record<string, unknown
     }
     data = parsed.output;
   }
-  const value = await tool.run({ toolCallId, signal, data } as ToolContext<never>);
+  const value = await tool.run({ toolCallId, signal, data, ...(tool.harness ? { harness: scope!.harness } : {}) } as ToolContext<never>);
   let content: string | undefined;
   try {
     content = JSON.stringify(value === undefined ? null : value);
