@@ -32,7 +32,7 @@ export function runCommand(plan: ExecPlan): Promise<SandboxExecResult> {
     const stderr = boundedSink(plan.maxOutputBytes);
     child.stdout.on('data', stdout.push);
     child.stderr.on('data', stderr.push);
-    let ended: 'timeout' | 'abort' | undefined;
+    let settled = false;
     const killGroup = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -40,31 +40,33 @@ export function runCommand(plan: ExecPlan): Promise<SandboxExecResult> {
         // Already gone.
       }
     };
-    const timer = setTimeout(() => {
-      ended ??= 'timeout';
-      killGroup();
-    }, plan.timeoutMs);
-    const onAbort = () => {
-      ended ??= 'abort';
-      killGroup();
-    };
-    plan.signal?.addEventListener('abort', onAbort, { once: true });
-    const cleanup = () => {
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       plan.signal?.removeEventListener('abort', onAbort);
+      outcome();
     };
+    // A process that left the group (setsid) may still hold the pipes: a timeout or an abort settles at once, without
+    // waiting for the streams to close.
+    const stop = (error: unknown) => {
+      killGroup();
+      child.stdout.destroy();
+      child.stderr.destroy();
+      settle(() => reject(error));
+    };
+    const timer = setTimeout(
+      () => stop(new HookgateError('SANDBOX_EXEC_TIMEOUT', `sandbox exec: the command ran past its ${plan.timeoutMs} ms deadline and was killed (with every process it started)`, { details: { timeoutMs: plan.timeoutMs } })),
+      plan.timeoutMs,
+    );
+    const onAbort = () => stop(abortReason(plan.signal!));
+    plan.signal?.addEventListener('abort', onAbort, { once: true });
     child.once('error', (err) => {
-      cleanup();
-      reject(new HookgateError('SANDBOX_EXEC_FAILED', `sandbox exec: the shell could not be started: ${err.message}`, { cause: err }));
+      settle(() => reject(new HookgateError('SANDBOX_EXEC_FAILED', `sandbox exec: the shell could not be started: ${err.message}`, { cause: err })));
     });
     child.once('close', (code, signal) => {
-      cleanup();
-      if (ended === 'abort') return reject(abortReason(plan.signal!));
-      if (ended === 'timeout') {
-        return reject(new HookgateError('SANDBOX_EXEC_TIMEOUT', `sandbox exec: the command ran past its ${plan.timeoutMs} ms deadline and was killed (with every process it started)`, { details: { timeoutMs: plan.timeoutMs } }));
-      }
       const exitCode = code ?? 128 + ((signal !== null ? osConstants.signals[signal] : undefined) ?? 0);
-      resolve({ stdout: stdout.text(), stderr: stderr.text(), exitCode });
+      settle(() => resolve({ stdout: stdout.text(), stderr: stderr.text(), exitCode }));
     });
   });
 }
