@@ -236,6 +236,38 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
     assert.equal(after, 'answered again');
   });
 
+  it('aborting the calling operation interrupts its harness prompt, which rejects with an AbortError', async () => {
+    let failure: unknown;
+    function Worker(): void {
+      useModel({ provider: 'scripted', turns: USE_HARNESS });
+      useTool(
+        defineTool({
+          name: 'work',
+          description: 'Uses the harness',
+          harness: true,
+          run: async ({ harness }) => {
+            failure = await harness!.prompt('slow', { model: scratchModel([{ text: 'slow', delayMs: 30_000 }]) }).catch((err: unknown) => err);
+            return 'ok';
+          },
+        }),
+      );
+    }
+    runtime = await start({ agents: [Worker], env: {}, config: { cwd: dir } });
+    const sent = init(Worker, { id: 'w-1' }).dispatch('go').catch((err: unknown) => err);
+    let child: OperationRecord | undefined;
+    for (let i = 0; i < 200 && child === undefined; i++) {
+      child = (await runtime.kernel.store.listOperations({})).find((o) => o.agentId.includes('.harness.'));
+      if (child === undefined) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.ok(child?.parentOperationId, 'the prompt started as a child operation');
+    await runtime.kernel.abort(child.parentOperationId);
+    await sent;
+    for (let i = 0; i < 200 && failure === undefined; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(failure instanceof DOMException, String(failure));
+    assert.equal(failure.name, 'AbortError');
+    assert.equal((await runtime.kernel.store.getOperation(child.id))?.status, 'interrupted');
+  });
+
   it('an options.signal that aborts rejects the prompt with an AbortError too', async () => {
     let failure: unknown;
     await withHarnessTool(async (harness) => {
@@ -365,6 +397,38 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
       ['text', 'result', 'tools[0]', 'images[0].data', 'temperature', 'model'],
     );
     assert.equal((await harnessOperations(submissionOp.id)).length, 0);
+  });
+
+  it('attack: a scratch model calling finish without a result schema, or the agent\'s own tools, is refused at the gate', async () => {
+    let text = '';
+    let workRuns = 0;
+    const { submissionOp } = await withHarnessTool(async (harness) => {
+      workRuns++;
+      const model = scratchModel([
+        { toolCalls: [{ identifier: 'harness', apiName: 'finish', args: { x: 1 } }, { identifier: 'agent', apiName: 'work', args: {} }, { identifier: 'fs', apiName: 'readFile', args: { path: '/etc/passwd' } }] },
+        { text: 'nothing worked' },
+      ]);
+      text = (await harness.prompt('try things', { model })).text;
+      return 'ok';
+    });
+    assert.equal(text, 'nothing worked');
+    assert.equal(workRuns, 1, 'the agent tool did not run inside the scratch conversation');
+    const [child] = await harnessOperations(submissionOp.id);
+    const refused = (await runtime!.kernel.store.listMessages(child!.id)).filter((m) => m.role === 'tool').map((m) => m.toolResult?.error);
+    assert.deepEqual(refused, ['tool_not_allowed', 'tool_not_allowed', 'tool_not_allowed']);
+  });
+
+  it('attack: two finish calls in one turn: the first accepted one wins, the second is told the task is over', async () => {
+    let data: unknown;
+    const { submissionOp } = await withHarnessTool(async (harness) => {
+      const model = scratchModel([{ toolCalls: [{ identifier: 'harness', apiName: 'finish', args: { n: 1 } }, { identifier: 'harness', apiName: 'finish', args: { n: 2 } }] }]);
+      data = (await harness.prompt('count', { result: v.object({ n: v.number() }), model })).data;
+      return 'ok';
+    });
+    assert.deepEqual(data, { n: 1 });
+    const [child] = await harnessOperations(submissionOp.id);
+    const tools = (await runtime!.kernel.store.listMessages(child!.id)).filter((m) => m.role === 'tool');
+    assert.match(tools[1]!.content, /already submitted/);
   });
 
   it('a harness tool run without an agent session (no harness) fails instead of running', async () => {
