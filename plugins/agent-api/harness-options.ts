@@ -70,7 +70,12 @@ function modelOf(choice: unknown): ModelBlock {
     throw new HarnessOptionsError(`harness.prompt(): model: ${(err as Error).message}`, { field: 'model' });
   }
   if (choice === null || typeof choice !== 'object' || Array.isArray(choice)) throw new HarnessOptionsError('harness.prompt(): model must be "provider/model" or a model block { provider, name?, ...options }', { field: 'model' });
-  const block = choice as Record<string, unknown>;
+  const { model: specifier, ...block } = choice as Record<string, unknown>;
+  if (specifier !== undefined) {
+    // `{ model: 'provider/model', ...options }`, as useModel takes it.
+    if (typeof specifier !== 'string' || block.provider !== undefined || block.name !== undefined) throw new HarnessOptionsError('harness.prompt(): model.model must be a "provider/model" string, without provider or name beside it', { field: 'model.model' });
+    return Object.freeze({ ...block, ...modelOf(specifier) }) as ModelBlock;
+  }
   if (typeof block.provider !== 'string' || block.provider.trim() === '') throw new HarnessOptionsError('harness.prompt(): model.provider must be a non-empty string', { field: 'model.provider' });
   if (block.name !== undefined && (typeof block.name !== 'string' || block.name.trim() === '')) throw new HarnessOptionsError('harness.prompt(): model.name must be a non-empty string', { field: 'model.name' });
   return Object.freeze({ ...block }) as ModelBlock;

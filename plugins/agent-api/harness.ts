@@ -183,7 +183,9 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
     name: scope.identity,
 
     prompt(text: string, options?: PromptOptions<v.GenericSchema | undefined>): CallHandle<never> {
-      const signal = options !== null && typeof options === 'object' ? options.signal : undefined;
+      // Only a real signal is merged here; anything else is refused by the option check inside the handle.
+      const given = options !== null && typeof options === 'object' ? (options as { signal?: unknown }).signal : undefined;
+      const signal = given instanceof AbortSignal ? given : undefined;
       return createCallHandle(async (handleSignal) => {
         const parsed = parsePromptOptions(text, options, scope.model);
         claim('harness.prompt()');

@@ -163,6 +163,15 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
     assert.equal(data, 'green');
   });
 
+  it('options.model takes { model: "provider/model", ...options } too', async () => {
+    let answer: unknown;
+    await withHarnessTool(async (harness) => {
+      answer = await harness.prompt('hi', { model: { model: 'scripted/named', turns: [{ text: 'from the specifier form' }] } });
+      return 'ok';
+    });
+    assert.deepEqual([(answer as { text: string }).text, (answer as { model: unknown }).model], ['from the specifier form', { provider: 'scripted', id: 'named' }]);
+  });
+
   it('prompt tools run inside the scratch conversation through the gate, as agent/<name>', async () => {
     const seen: string[] = [];
     let text = '';
@@ -388,13 +397,15 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
         ['t', { model, images: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }],
         ['t', { model, temperature: 2 }],
         ['t', { model: 'no-slash' }],
+        ['t', { model, signal: { aborted: false } }],
+        ['t', { model: { model: 'scripted/x', provider: 'other' } }],
       ];
       for (const [text, options] of bad as [string, object][]) failures.push(await (harness.prompt as (t: unknown, o: unknown) => Promise<unknown>)(text, options).catch((err: unknown) => err));
       return 'ok';
     });
     assert.deepEqual(
       failures.map((f) => (f instanceof HarnessOptionsError ? f.details.field : String(f))),
-      ['text', 'result', 'tools[0]', 'images[0].data', 'temperature', 'model'],
+      ['text', 'result', 'tools[0]', 'images[0].data', 'temperature', 'model', 'signal', 'model.model'],
     );
     assert.equal((await harnessOperations(submissionOp.id)).length, 0);
   });
