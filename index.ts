@@ -114,6 +114,7 @@ export {
   ResultUnavailableError,
   HarnessPromptError,
   HarnessOptionsError,
+  HarnessClosedError,
 } from './plugins/agent-api/agent-errors.js';
 // The harness of harness tools and event callbacks (plugins/agent-api/harness.ts).
 export type { Harness, PromptOptions, PromptImage, PromptResponse, PromptResultResponse, PromptUsage, PromptModel } from './plugins/agent-api/harness.js';

@@ -81,6 +81,7 @@ export const ERROR_CATALOG = {
   SESSION_BUSY: { category: 'user', summary: "a harness prompt or compact() while another operation runs on the harness's conversation (one at a time)" },
   RESULT_UNAVAILABLE: { category: 'user', summary: 'a harness prompt with a result schema ended without a valid finish call (the model gave up or ran out of follow-ups)' },
   HARNESS_PROMPT_FAILED: { category: 'user', summary: "a harness prompt's operation ended in error, or a compaction it asked for wrote no summary" },
+  HARNESS_CLOSED: { category: 'user', summary: 'a harness was used after the tool call or callback that received it ended (a harness is scoped to its invocation)' },
   HARNESS_OPTIONS_INVALID: { category: 'user', summary: 'harness.prompt() was given bad text or options (result schema, tools, model, signal, images)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },

@@ -164,3 +164,11 @@ export class HarnessOptionsError extends AgentApiError {
     this.name = 'HarnessOptionsError';
   }
 }
+
+/** A harness used after the invocation that received it (its tool call or callback) ended. */
+export class HarnessClosedError extends AgentApiError {
+  constructor(what: string) {
+    super('HARNESS_CLOSED', 'invalid_request', 400, `${what}: this harness belonged to a tool call or callback that has ended; a harness is scoped to the invocation that received it`);
+    this.name = 'HarnessClosedError';
+  }
+}

@@ -5,7 +5,7 @@ import { deepMergeMetadata, runMetadataCallbacks } from './response-metadata.js'
 import { checkAppend, renderSignal } from './signal-append.js';
 import type { AgentAppendMessage, AgentFinishContext, AgentResponseToolCall } from './use-agent-events.js';
 import type { Usage } from '../../kernel/messages.js';
-import type { Harness } from './harness.js';
+import { closeHarness, type Harness } from './harness.js';
 
 /** Makes the harness one callback gets (a new one per callback invocation). */
 export type HarnessFor = () => Harness | undefined;
@@ -31,13 +31,14 @@ export async function runStartSeam(render: RenderedAgent, metadata: Readonly<Rec
   const appended = await Promise.all(
     render.agentStarts.map(async (callback, index) => {
       const window = appendWindow('useAgentStart');
+      const harness = harnessFor?.();
       try {
-        const harness = harnessFor?.();
         await callback({ append: window.append, signal, ...(harness !== undefined ? { harness } : {}) });
       } catch (err) {
         throw wrap('useAgentStart', index, err);
       } finally {
         window.close();
+        closeHarness(harness);
       }
       return window.appended;
     }),
@@ -70,6 +71,7 @@ export async function runFinishSeam(
       throw wrap('useAgentFinish', index, err);
     } finally {
       window.close();
+      closeHarness(harness);
     }
     appended.push(...window.appended);
   }

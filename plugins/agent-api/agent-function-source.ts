@@ -15,7 +15,7 @@ import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
 import type { DispatchReceipt } from './dispatch.js';
 import type { DispatchToSelf } from './use-dispatch-message.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
-import type { HarnessHost } from './harness.js';
+import { closeHarness, type HarnessHost } from './harness.js';
 import type { ModelBlock } from './use-model.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
@@ -97,7 +97,11 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
       const harness = tool.harness ? harnessOf(ctx.operationId, ctx.agentId) : undefined;
-      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, harness !== undefined ? { harness } : undefined);
+      try {
+        return await runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, harness !== undefined ? { harness } : undefined);
+      } finally {
+        closeHarness(harness);
+      }
     },
   };
 

@@ -5,7 +5,7 @@ import type { Usage } from '../../kernel/messages.js';
 import type { Operations } from '../../kernel/operations.js';
 import type { Sandbox } from '../../kernel/sandbox.js';
 import type { OperationRecord, Store } from '../../kernel/store.js';
-import { AgentRuntimeNotStartedError, HarnessPromptError, ResultUnavailableError, SessionBusyError } from './agent-errors.js';
+import { AgentRuntimeNotStartedError, HarnessClosedError, HarnessPromptError, ResultUnavailableError, SessionBusyError } from './agent-errors.js';
 import { abortError, createCallHandle, type CallHandle } from './call-handle.js';
 import { createResultTools, resultFooter } from './harness-result-tools.js';
 import { HARNESS_SOURCE_ID, type HarnessCall, type HarnessSource } from './harness-source.js';
@@ -126,12 +126,24 @@ export class HarnessHost {
   }
 }
 
+const closers = new WeakMap<Harness, () => void>();
+
+/**
+ * Ends a harness's scope (its tool call or callback settled): later
+ * `prompt()` / `compact()` calls reject with HarnessClosedError; a call
+ * already running goes on. Idempotent.
+ */
+export function closeHarness(harness: Harness | undefined): void {
+  if (harness !== undefined) closers.get(harness)?.();
+}
+
 function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: () => HarnessServices): Harness {
   // The harness's agent id: one per harness, so its thread is its own and its running call is found by it.
   const ref = `${scope.identity}.harness.${randomBytes(6).toString('hex')}`;
   let threadId: string | undefined;
   let busy = false;
   let runningId: string | undefined;
+  let closed = false;
 
   /** Starts one call's operation and waits until it is over; `busy` until then, whatever the caller's handle did. */
   async function runCall(call: HarnessCall, prompt: string, signal: AbortSignal | undefined, what: string): Promise<OperationRecord> {
@@ -170,6 +182,7 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
   }
 
   function claim(what: string): void {
+    if (closed) throw new HarnessClosedError(what);
     if (busy) throw new SessionBusyError(what, runningId);
     busy = true;
   }
@@ -242,7 +255,9 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
       return sandbox;
     },
   };
-  return Object.freeze(harness);
+  Object.freeze(harness);
+  closers.set(harness, () => (closed = true));
+  return harness;
 }
 
 /** Whether the tool message answering `toolCallId` in the operation was stored as a success (result control may have withheld it). */

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as v from 'valibot';
 import type { OperationRecord } from '../../../kernel/store.js';
-import { HarnessOptionsError, HarnessPromptError, ResultUnavailableError, SessionBusyError } from '../../../plugins/agent-api/agent-errors.js';
+import { HarnessClosedError, HarnessOptionsError, HarnessPromptError, ResultUnavailableError, SessionBusyError } from '../../../plugins/agent-api/agent-errors.js';
 import { defineTool } from '../../../plugins/agent-api/define-tool.js';
 import type { Harness } from '../../../plugins/agent-api/harness.js';
 import { init } from '../../../plugins/agent-api/init.js';
@@ -440,6 +440,16 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
     const [child] = await harnessOperations(submissionOp.id);
     const tools = (await runtime!.kernel.store.listMessages(child!.id)).filter((m) => m.role === 'tool');
     assert.match(tools[1]!.content, /already submitted/);
+  });
+
+  it('a harness kept past its tool call is closed: later prompts reject with HarnessClosedError', async () => {
+    let kept: Harness | undefined;
+    await withHarnessTool(async (harness) => {
+      kept = harness;
+      return 'ok';
+    });
+    await assert.rejects(kept!.prompt('late', { model: scratchModel([{ text: 'x' }]) }), (err: unknown) => err instanceof HarnessClosedError && err.code === 'HARNESS_CLOSED');
+    await assert.rejects(kept!.compact(), HarnessClosedError);
   });
 
   it('a harness tool run without an agent session (no harness) fails instead of running', async () => {
