@@ -80,11 +80,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   const sessions = new Map<string, OperationSession>();
 
   /** A new harness for one invocation (a harness tool call, an event callback) of the operation's agent. */
-  function harnessOf(operationId: string, identity: string): ReturnType<HarnessHost['open']> | undefined {
+  function harnessOf(operationId: string, identity: string, userId: string | undefined): ReturnType<HarnessHost['open']> | undefined {
     const session = sessions.get(operationId);
     return harnesses?.open({
       parentOperationId: operationId,
       identity,
+      userId,
       model: session?.view?.model as ModelBlock | undefined,
       instructions: session?.render?.instructions,
     });
@@ -96,7 +97,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     async execute(call, ctx) {
       const tool = sessions.get(ctx.operationId)?.render?.tools.find((t) => t.name === call.apiName);
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
-      const harness = tool.harness ? harnessOf(ctx.operationId, ctx.agentId) : undefined;
+      const harness = tool.harness ? harnessOf(ctx.operationId, ctx.agentId, ctx.userId) : undefined;
       try {
         return await runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, harness !== undefined ? { harness } : undefined);
       } finally {
@@ -205,7 +206,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const session = sessionOf(ref, context);
       const { render } = session;
       if (render.agentStarts.length === 0 && render.responseStarts.length === 0) return undefined;
-      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal, () => harnessOf(context.operationId, ref));
+      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal, () => harnessOf(context.operationId, ref, context.operation.userId));
       if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
@@ -215,7 +216,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const { render } = session;
       if (render.agentFinishes.length === 0 && render.responseFinishes.length === 0) return undefined;
       const toolCalls = context.toolCalls.map((c) => ({ tool: c.identifier === AGENT_TOOL_IDENTIFIER ? c.apiName : `${c.identifier}/${c.apiName}`, isError: c.isError }));
-      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal, () => harnessOf(context.operationId, ref));
+      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal, () => harnessOf(context.operationId, ref, context.operation.userId));
       if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },

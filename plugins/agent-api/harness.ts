@@ -85,6 +85,8 @@ export interface HarnessScope {
   readonly model: ModelBlock | undefined;
   /** The agent's instructions, the system instructions of the scratch conversation. */
   readonly instructions: string | undefined;
+  /** The calling operation's user: its prompts run for the same user (webhook payloads, policies). */
+  readonly userId?: string | undefined;
 }
 
 /** What harnesses run on, attached once the runtime is ready. */
@@ -158,6 +160,7 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
           prompt,
           ...(threadId !== undefined ? { threadId } : {}),
           ...(scope.parentOperationId !== undefined ? { parentOperationId: scope.parentOperationId } : {}),
+          ...(scope.userId !== undefined ? { userId: scope.userId } : {}),
           context: { [HARNESS_CONTEXT_KEY]: ref },
         });
         operationId = handle.operationId;

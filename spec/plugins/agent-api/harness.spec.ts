@@ -442,6 +442,18 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
     assert.match(tools[1]!.content, /already submitted/);
   });
 
+  it('a prompt runs for the calling operation\'s user', async () => {
+    function Worker(): void {
+      useModel({ provider: 'scripted', turns: USE_HARNESS });
+      useTool(defineTool({ name: 'work', description: 'Uses the harness', harness: true, run: async ({ harness }) => (await harness!.prompt('hi', { model: scratchModel([{ text: 'hello' }]) })).text }));
+    }
+    runtime = await start({ agents: [Worker], env: {}, config: { cwd: dir } });
+    const handle = await runtime.kernel.execAgent({ agentSource: 'agent-functions', agentId: 'Worker', prompt: 'go', userId: 'user-7' });
+    assert.equal((await handle.completed()).status, 'done');
+    const [child] = await harnessOperations(handle.operationId);
+    assert.equal(child!.userId, 'user-7');
+  });
+
   it('a harness kept past its tool call is closed: later prompts reject with HarnessClosedError', async () => {
     let kept: Harness | undefined;
     await withHarnessTool(async (harness) => {
