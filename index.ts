@@ -153,7 +153,15 @@ export {
   UnsupportedMediaTypeError,
   InvalidJsonError,
   PayloadTooLargeError,
+  SessionBusyError,
+  ResultUnavailableError,
+  HarnessPromptError,
+  HarnessOptionsError,
+  HarnessClosedError,
 } from './plugins/agent-api/agent-errors.js';
+// The harness of harness tools and event callbacks (plugins/agent-api/harness.ts).
+export type { Harness, PromptOptions, PromptImage, PromptResponse, PromptResultResponse, PromptUsage, PromptModel } from './plugins/agent-api/harness.js';
+export type { CallHandle } from './plugins/agent-api/call-handle.js';
 /** valibot, the schema library of plugin settings (`definePlugin({ settings: v.object(...) })`), so a plugin needs no second copy. */
 export * as v from 'valibot';
 

@@ -91,6 +91,16 @@ export const ERROR_CATALOG = {
   HTTP_UNAUTHORIZED: { category: 'user', summary: 'an HTTP request to hookgate serve carried no valid API token' },
   STREAM_NOT_FOUND: { category: 'user', summary: 'a conversation stream was read for an agent instance that never received a message' },
   ATTACHMENT_NOT_FOUND: { category: 'user', summary: "an attachment id names no attachment of the instance's conversation" },
+  // the sandbox (plugins/sandbox-local) and the harness (plugins/agent-api)
+  SANDBOX_ARGUMENT_INVALID: { category: 'user', summary: 'a sandbox call was given a bad argument (empty or NUL command, bad env, timeoutMs out of range, content of the wrong type)' },
+  SANDBOX_EXEC_TIMEOUT: { category: 'user', summary: 'a sandbox exec ran past its deadline; the command and everything it started were killed' },
+  SANDBOX_EXEC_FAILED: { category: 'system', summary: 'a sandbox exec could not start the shell' },
+  SANDBOX_UNAVAILABLE: { category: 'user', summary: 'harness.sandbox was used but no plugin provides the Sandbox token (sandbox-local is bundled)' },
+  SESSION_BUSY: { category: 'user', summary: "a harness prompt or compact() while another operation runs on the harness's conversation (one at a time)" },
+  RESULT_UNAVAILABLE: { category: 'user', summary: 'a harness prompt with a result schema ended without a valid finish call (the model gave up or ran out of follow-ups)' },
+  HARNESS_PROMPT_FAILED: { category: 'user', summary: "a harness prompt's operation ended in error, or a compaction it asked for wrote no summary" },
+  HARNESS_CLOSED: { category: 'user', summary: 'a harness was used after the tool call or callback that received it ended (a harness is scoped to its invocation)' },
+  HARNESS_OPTIONS_INVALID: { category: 'user', summary: 'harness.prompt() was given bad text or options (result schema, tools, model, signal, images)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   THREAD_HOOK_INVALID: { category: 'user', summary: 'a thread hook definition (defineHook) or a hooks folder file is invalid: unknown hook name, bad id, duplicate id, missing default export' },

@@ -34,6 +34,13 @@ export interface ToolResult {
    * notification webhooks get it with `data: null` and no `args`.
    */
   workRegistration?: { type: string; data?: unknown; args?: unknown; [key: string]: unknown };
+  /**
+   * Set by a tool whose successful result ends the operation once the calls
+   * of its turn are answered (document 001's injected `finish` tool): no
+   * further model turn; the operation finishes `done`. Honoured only for a
+   * result the tool itself returned (not a mock, a denial or a tool error).
+   */
+  endsOperation?: boolean;
 }
 
 /** Token counts and cost. */

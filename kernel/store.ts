@@ -46,6 +46,8 @@ export interface OperationState {
    * set by its `turnMessages` and carried on to the thread's next operation.
    */
   sourceState?: unknown;
+  /** A published tool result asked to end the operation (`ToolResult.endsOperation`): it finishes once no call is pending. */
+  endRequested?: boolean;
 }
 
 /** An operation as stored: status, terminal reason, agent, context, state and version. */

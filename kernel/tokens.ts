@@ -16,6 +16,7 @@ import type { WebhookTransport } from './hooks/webhook-transport.js';
 import type { UserDirectory as UserDirectoryContract } from './user-directory.js';
 import type { ToolPolicy } from './tool-policy.js';
 import type { AgentSource } from './runtime/agent-source.js';
+import type { Sandbox as SandboxContract } from './sandbox.js';
 
 // Bound by the kernel itself.
 
@@ -73,3 +74,7 @@ export const ToolPolicies = createToken<ToolPolicy>('tool-policy', { multi: true
  * every step. Agent files and `kernel.agents.define` are the source `static`.
  */
 export const AgentSources = createToken<AgentSource>('agent-source', { multi: true });
+/** The agent's environment (document 001's `harness.sandbox`): a shell and file verbs confined to the sandbox (plugin `sandbox-local`). */
+export const Sandbox = createToken<SandboxContract>('sandbox');
+/** The sandbox contract (kernel/sandbox.ts). */
+export type Sandbox = SandboxContract;

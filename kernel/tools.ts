@@ -72,7 +72,7 @@ export interface ToolSource {
   execute(
     call: { identifier: string; apiName: string; args: Record<string, unknown> },
     ctx: ToolExecutionContext,
-  ): Promise<string | { content: string; data?: unknown; success?: boolean } | DeferredToolResult | DelegatedToolResult>;
+  ): Promise<string | { content: string; data?: unknown; success?: boolean; endsOperation?: boolean } | DeferredToolResult | DelegatedToolResult>;
   /**
    * Optional: the canonical form of the arguments that name sandbox paths,
    * URLs or shell commands, computed the way `execute` would use them. Called

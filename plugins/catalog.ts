@@ -13,9 +13,10 @@ import storeSqlite from './store-sqlite/index.js';
 import toolsBuiltin from './tools-builtin/index.js';
 import transportFetch from './transport-fetch/index.js';
 import transportQstash from './transport-qstash/index.js';
+import sandboxLocal from './sandbox-local/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:

@@ -45,6 +45,8 @@ export function decideNextStep(agent: AgentDefinition, state: OperationState, me
     // Every call that could run did; the rest arrive later (kernel.completeToolCall).
     return { kind: 'park' };
   } else {
+    // A tool asked to end the operation (ToolResult.endsOperation) and every call of its turn is answered.
+    if (state.endRequested === true) return { kind: 'finish', reason: 'done' };
     const last = messages[messages.length - 1];
     if (last && last.role === 'assistant' && !(last.toolCalls && last.toolCalls.length > 0)) return { kind: 'finish', reason: 'done' };
     next = needsCompaction(agent, state, messages) ? 'compress_context' : 'call_llm';

@@ -28,6 +28,8 @@ export interface PublicationFacts {
  */
 export function publishInStep(deps: RuntimeDeps, op: RunningOperation, draft: StepDraft, context: ToolCallHookContext, call: ToolCall, result: ToolResult, facts: PublicationFacts): void {
   draft.state.pendingToolCalls = draft.state.pendingToolCalls.slice(1);
+  // Only the tool's own successful answer may end the operation: not a mock, a denial or a tool error.
+  if (result.endsOperation === true && result.success && !facts.mocked && facts.threw === undefined) draft.state.endRequested = true;
   draft.commit.messages.push({ role: 'tool', toolCallId: call.id, content: result.content, toolResult: result });
   if (facts.observed) draft.after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }];
   const operationId = op.record.id;

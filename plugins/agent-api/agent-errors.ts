@@ -303,3 +303,54 @@ function escapeForMessage(text: string): string {
   const short = text.length > 200 ? `${text.slice(0, 200)}...` : text;
   return short.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+/** A harness prompt or `compact()` while another operation runs on the harness's conversation (one at a time): 409 `session_busy`. */
+export class SessionBusyError extends AgentApiError {
+  constructor(what: string, operationId?: string) {
+    super('SESSION_BUSY', 'session_busy', 409, `${what}: another operation${operationId !== undefined ? ` (${operationId})` : ''} is running on this harness's conversation; await it (or abort it) first`, {
+      details: operationId !== undefined ? { operationId } : {},
+    });
+    this.name = 'SessionBusyError';
+  }
+}
+
+/**
+ * A harness prompt with a `result` schema ended without a valid `finish`
+ * call: the model called `give_up` (`reason` is its reason) or answered
+ * without finishing after every follow-up. `assistantText` is what the model
+ * wrote meanwhile.
+ */
+export class ResultUnavailableError extends AgentApiError {
+  readonly reason: string;
+  readonly assistantText: string;
+  constructor(reason: string, assistantText: string, operationId: string) {
+    super('RESULT_UNAVAILABLE', 'result_unavailable', 422, `the harness prompt produced no result: ${reason}`, { details: { reason, operationId } });
+    this.name = 'ResultUnavailableError';
+    this.reason = reason;
+    this.assistantText = assistantText;
+  }
+}
+
+/** A harness prompt whose operation ended in error (its error is `cause` and in `details`), or a compaction that wrote no summary. */
+export class HarnessPromptError extends AgentApiError {
+  constructor(message: string, details: Record<string, unknown>, cause?: unknown) {
+    super('HARNESS_PROMPT_FAILED', 'harness_prompt_failed', 500, message, { details, cause });
+    this.name = 'HarnessPromptError';
+  }
+}
+
+/** `harness.prompt()` given bad text or options (the message names the option). */
+export class HarnessOptionsError extends AgentApiError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('HARNESS_OPTIONS_INVALID', 'invalid_request', 400, message, { details });
+    this.name = 'HarnessOptionsError';
+  }
+}
+
+/** A harness used after the invocation that received it (its tool call or callback) ended. */
+export class HarnessClosedError extends AgentApiError {
+  constructor(what: string) {
+    super('HARNESS_CLOSED', 'invalid_request', 400, `${what}: this harness belonged to a tool call or callback that has ended; a harness is scoped to the invocation that received it`);
+    this.name = 'HarnessClosedError';
+  }
+}

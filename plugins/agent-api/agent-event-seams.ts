@@ -5,6 +5,10 @@ import { deepMergeMetadata, runMetadataCallbacks } from './response-metadata.js'
 import { checkAppend, renderSignal } from './signal-append.js';
 import type { AgentAppendMessage, AgentFinishContext, AgentResponseToolCall } from './use-agent-events.js';
 import type { Usage } from '../../kernel/messages.js';
+import { closeHarness, type Harness } from './harness.js';
+
+/** Makes the harness one callback gets (a new one per callback invocation). */
+export type HarnessFor = () => Harness | undefined;
 
 /** How many times `useAgentFinish` may continue one response (document 001). */
 export const MAX_FINISH_CONTINUATIONS = 32;
@@ -22,17 +26,19 @@ export interface ResponseFacts {
  * appended (grouped in declaration order, as user messages) and the
  * metadata. A throw names the hook and its declaration index.
  */
-export async function runStartSeam(render: RenderedAgent, metadata: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<{ messages: NewMessage[]; signals: AgentAppendMessage[]; metadata: Record<string, unknown> | undefined }> {
+export async function runStartSeam(render: RenderedAgent, metadata: Readonly<Record<string, unknown>>, signal: AbortSignal, harnessFor?: HarnessFor): Promise<{ messages: NewMessage[]; signals: AgentAppendMessage[]; metadata: Record<string, unknown> | undefined }> {
   const merged = render.responseStarts.length > 0 ? runMetadataCallbacks('useResponseStart', render.responseStarts, (m) => ({ metadata: m }), metadata) : undefined;
   const appended = await Promise.all(
     render.agentStarts.map(async (callback, index) => {
       const window = appendWindow('useAgentStart');
+      const harness = harnessFor?.();
       try {
-        await callback({ append: window.append, signal });
+        await callback({ append: window.append, signal, ...(harness !== undefined ? { harness } : {}) });
       } catch (err) {
         throw wrap('useAgentStart', index, err);
       } finally {
         window.close();
+        closeHarness(harness);
       }
       return window.appended;
     }),
@@ -51,18 +57,21 @@ export async function runFinishSeam(
   render: RenderedAgent,
   facts: ResponseFacts & { readonly continuations: number; readonly metadata: Readonly<Record<string, unknown>> },
   signal: AbortSignal,
+  harnessFor?: HarnessFor,
 ): Promise<{ messages: NewMessage[]; signals: AgentAppendMessage[]; metadata: Record<string, unknown> | undefined }> {
   const appended: AgentAppendMessage[] = [];
   const response = Object.freeze({ toolCalls: facts.toolCalls, usage: facts.usage });
   for (const [index, callback] of render.agentFinishes.entries()) {
     const window = appendWindow('useAgentFinish');
-    const ctx: AgentFinishContext = { append: window.append, signal, response };
+    const harness = harnessFor?.();
+    const ctx: AgentFinishContext = { append: window.append, signal, response, ...(harness !== undefined ? { harness } : {}) };
     try {
       await callback(ctx);
     } catch (err) {
       throw wrap('useAgentFinish', index, err);
     } finally {
       window.close();
+      closeHarness(harness);
     }
     appended.push(...window.appended);
   }

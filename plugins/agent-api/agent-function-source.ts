@@ -23,6 +23,8 @@ import { baselineFor, composedInstructions, frameworkTools, isFrameworkCall, isS
 import { subagentResolver } from './subagent-resolution.js';
 import type { OperationRecord } from '../../kernel/store.js';
 import type { ToolDefinition } from '../../kernel/tools.js';
+import { closeHarness, type HarnessHost } from './harness.js';
+import type { ModelBlock } from './use-model.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -96,7 +98,7 @@ interface OperationSession {
  * delegated child (`<ref>.<name>`) renders its subagent
  * (subagent-resolution.ts).
  */
-export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS): AgentSource & { readonly tools: ToolSource } {
+export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS, harnesses?: HarnessHost): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
   /** What each operation's system prompt skill catalog and task roster show (agent-resources.ts), until it settles. */
   const baselines = new Map<string, ResourceBaseline>();
@@ -108,6 +110,18 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       return session?.ref === ref && session.render !== undefined ? { render: session.render, model: session.view?.model } : undefined;
     },
   });
+
+  /** A new harness for one invocation (a harness tool call, an event callback) of the operation's agent. */
+  function harnessOf(operationId: string, identity: string, userId: string | undefined): ReturnType<HarnessHost['open']> | undefined {
+    const session = sessions.get(operationId);
+    return harnesses?.open({
+      parentOperationId: operationId,
+      identity,
+      userId,
+      model: session?.view?.model as ModelBlock | undefined,
+      instructions: session?.render?.instructions,
+    });
+  }
 
   const tools: ToolSource = {
     id: AGENT_TOOL_SOURCE,
@@ -122,10 +136,16 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       // not run twice. A durable tool's steps are recorded under this call instead (its id is stored with the
       // operation, so a resumed call has it too) and the call runs again, replaying them.
       if (tool.durable !== true && !(await markCallStarted(store, ctx.operationId, ctx.toolCallId))) throw new ToolCallInterruptedError(tool.name, ctx.toolCallId);
-      return runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, {
-        ...(ctx.log !== undefined ? { log: ctx.log } : {}),
-        ...(tool.durable === true ? { steps: storeToolStepJournal(store, ctx.operationId, ctx.toolCallId) } : {}),
-      });
+      const harness = tool.harness === true ? harnessOf(ctx.operationId, ctx.agentId, ctx.userId) : undefined;
+      try {
+        return await runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, {
+          ...(ctx.log !== undefined ? { log: ctx.log } : {}),
+          ...(tool.durable === true ? { steps: storeToolStepJournal(store, ctx.operationId, ctx.toolCallId) } : {}),
+          ...(harness !== undefined ? { harness } : {}),
+        });
+      } finally {
+        closeHarness(harness);
+      }
     },
   };
 
@@ -244,7 +264,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const session = sessionOf(ref, context);
       const { render } = session;
       if (render.agentStarts.length === 0 && render.responseStarts.length === 0) return undefined;
-      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal);
+      const outcome = await runStartSeam(render, context.operation.state.metadata ?? {}, context.signal, () => harnessOf(context.operationId, ref, context.operation.userId));
       if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
@@ -254,7 +274,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const { render } = session;
       if (render.agentFinishes.length === 0 && render.responseFinishes.length === 0) return undefined;
       const toolCalls = context.toolCalls.map((c) => ({ tool: c.identifier === AGENT_TOOL_IDENTIFIER ? c.apiName : `${c.identifier}/${c.apiName}`, isError: c.isError }));
-      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal);
+      const outcome = await runFinishSeam(render, { toolCalls, usage: context.usage, continuations: context.continuations, metadata: context.operation.state.metadata ?? {} }, context.signal, () => harnessOf(context.operationId, ref, context.operation.userId));
       if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },

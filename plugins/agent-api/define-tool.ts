@@ -8,6 +8,7 @@ import { isMcpToolShape } from './mcp-agent-tool.js';
 import { openToolStep, type ToolStep, type ToolStepJournal } from './tool-step.js';
 import { toJsonValue } from './use-persistent-state.js';
 import { deepFreeze } from '../../kernel/agent-definition.js';
+import type { Harness } from './harness.js';
 
 export type { ToolStep } from './tool-step.js';
 
@@ -35,6 +36,8 @@ export interface ToolContext<TData = unknown> {
   readonly data: TData;
   /** The durable-step surface; present only for `durable: true` tools. */
   readonly step?: ToolStep;
+  /** The agent's runtime surface (`harness.prompt()`, `harness.sandbox`): present only for `harness: true` tools, scoped to this call. */
+  readonly harness?: Harness;
 }
 
 /** The context `run` is typed with: `data` only with an `input` schema, `step` only for `durable: true` tools. */
@@ -174,6 +177,8 @@ export interface ToolRunFacilities {
   log?: ToolLog;
   /** Where a durable tool's steps are recorded and replayed from; without it steps run with the same rules and record nothing. */
   steps?: ToolStepJournal;
+  /** The agent's harness, for `harness: true` tools (scoped to this call); without it such a tool fails. */
+  harness?: Harness;
 }
 
 /**
@@ -190,8 +195,9 @@ export interface ToolRunFacilities {
  */
 export async function runAgentTool(tool: AgentTool, args: Record<string, unknown>, toolCallId: string, signal: AbortSignal, facilities: ToolRunFacilities = {}): Promise<{ content: string; data: unknown }> {
   if (tool.remote !== undefined) return tool.remote.call(args, { toolCallId, signal }) as Promise<{ content: string; data: unknown }>;
-  if (tool.harness === true) throw new Error(`tool "${tool.name}" is a harness tool (harness: true), and this runtime gives tools no harness`);
+  if (tool.harness === true && facilities.harness === undefined) throw new Error(`tool "${tool.name}" is a harness tool: it runs only inside an agent session, where it gets the harness`);
   const context: Record<string, unknown> = { toolCallId, signal, log: loggerOf(facilities.log) };
+  if (tool.harness === true) context.harness = facilities.harness;
   if (tool.input !== undefined) {
     const parsed = await v.safeParseAsync(tool.input, args);
     if (!parsed.success) throw new ToolInputValidationError(tool.name, issuesOf(parsed.issues, '(input)'));

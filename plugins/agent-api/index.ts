@@ -1,5 +1,7 @@
 import { definePlugin, type Plugin } from '../../kernel/plugin.js';
-import { AgentSources, Hooks, Logger, Operations, Store } from '../../kernel/tokens.js';
+import { AgentSources, Hooks, Logger, Operations, Sandbox, Store } from '../../kernel/tokens.js';
+import { HarnessHost } from './harness.js';
+import { HarnessSource } from './harness-source.js';
 import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
 import { AgentDirectory } from './agent-directory.js';
 import { AgentRuntimeNotStartedError } from './agent-errors.js';
@@ -29,6 +31,8 @@ interface AgentApiState {
  */
 export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
   let live: SubmissionCoordinator | undefined;
+  // The harness (scratch prompts of harness tools and event callbacks): its own agent source, the runtime attached in ready.
+  const harnesses = new HarnessHost(new HarnessSource());
   // useDispatchMessage(): a send to the instance behind a render, admitted by the coordinator as dispatch() would.
   const sendToSelf: SendToInstance = async ({ identity, instanceId, uid, message }) => {
     const agent = options.directory.byIdentity(identity);
@@ -45,7 +49,8 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
     register(ctx) {
       ctx.bindValue(AgentDirectory, options.directory);
       // The render engine: every registered agent function, rendered before each step of its submissions.
-      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store), sendToSelf));
+      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store), sendToSelf, undefined, harnesses));
+      ctx.bindValue(AgentSources, harnesses.source);
     },
     async ready(ctx) {
       const coordinator = new SubmissionCoordinator({
@@ -57,6 +62,7 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
         logger: ctx.resolve(Logger),
       });
       ctx.state.coordinator = coordinator;
+      harnesses.attach({ operations: ctx.resolve(Operations), store: ctx.resolve(Store), sandbox: ctx.has(Sandbox) ? ctx.resolve(Sandbox) : undefined });
       live = coordinator;
       await coordinator.recover();
       options.onReady?.(coordinator);
@@ -64,6 +70,7 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
     async stop(ctx) {
       await ctx.state.coordinator?.drain();
       live = undefined;
+      harnesses.detach();
     },
   });
 }

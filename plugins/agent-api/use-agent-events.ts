@@ -1,6 +1,7 @@
 import type { Usage } from '../../kernel/messages.js';
 import { AgentRenderError } from './agent-errors.js';
 import { requireRootFrame } from './render-slot.js';
+import type { Harness } from './harness.js';
 
 /** A signal appended into the running response (the `kind: 'signal'` form of a delivered message). */
 export interface AgentAppendMessage {
@@ -25,6 +26,8 @@ export interface AgentResponseToolCall {
 export interface AgentStartContext {
   readonly append: (message: AgentAppendMessage) => void;
   readonly signal: AbortSignal;
+  /** The agent's runtime surface for this callback (scratch prompts, the sandbox); absent where no runtime runs the agent. */
+  readonly harness?: Harness;
 }
 
 /** What a `useAgentFinish` callback gets: the response so far, `append` to continue it, the abort signal. */
