@@ -253,6 +253,10 @@ describe('hookgate exit codes: every command, text and --json', function () {
     { command: 'policy test', situation: 'a broken pack', code: 2, modes: BOTH, args: async (m) => ['policy', 'test', 'broken.yaml', ...json(m)] },
     { command: 'policy eval', situation: 'an event', code: 0, modes: BOTH, args: async (m) => ['policy', 'eval', '--event', 'event.json', 'packs', ...json(m)] },
     { command: 'policy eval', situation: 'an event file that is not JSON', code: 2, modes: BOTH, args: async (m) => ['policy', 'eval', '--event', 'bad-event.json', 'packs', ...json(m)] },
+    // serve (a running server's exits, SIGTERM drains -> 0, are driven in spec/cli/serve.spec.ts)
+    { command: 'serve', situation: 'no agent modules to serve', code: 2, modes: TEXT, args: async () => ['serve'] },
+    { command: 'serve token', situation: 'mints a token', code: 0, modes: TEXT, args: async () => ['serve', 'token', 'ops'] },
+    { command: 'serve token', situation: 'a name that is not a token name', code: 2, modes: TEXT, args: async () => ['serve', 'token', 'bad name!'] },
     // webhook, completion, the program itself
     { command: 'webhook secret', situation: 'prints a secret', code: 0, modes: TEXT, args: async () => ['webhook', 'secret'] },
     { command: 'webhook verify', situation: 'a port that is not a number', code: 2, modes: TEXT, args: async () => ['webhook', 'verify', '--port', 'x'] },

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hashApiToken } from '../../plugins/http/api-tokens.js';
@@ -53,7 +54,7 @@ describe('hookgate serve', function () {
   let server: ServeChild | undefined;
   const logs: string[] = [];
   const auth = { Authorization: `Bearer ${TOKEN}` };
-  const env = () => ({ SERVE_SPEC_RECORD: path.join(dir, 'record.txt') });
+  const env = () => ({ SERVE_SPEC_RECORD: path.join(dir, 'record.txt'), SERVE_SPEC_GO: path.join(dir, 'go') });
 
   before(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-serve-')));
@@ -242,6 +243,24 @@ describe('hookgate serve', function () {
     const keys = [...seen, ...after].map((c) => `${c.position.batch}.${c.position.index}`);
     assert.equal(new Set(keys).size, keys.length, 'no duplicate positions across the restart');
     assert.equal(await readFile(path.join(dir, 'record.txt'), 'utf8'), 'wire\nship\n', 'ship ran once');
+  });
+
+  it('a durable tool survives a SIGKILL of the server: the restarted server replays its recorded step and runs the rest once', async () => {
+    const steps = `${path.join(dir, 'record.txt')}.steps`;
+    const sent = await send('/agents/Mover/m1', { kind: 'user', body: 'move the crate' });
+    // Step "pack" is recorded; the tool now waits for the go file, and the server dies there.
+    while (!existsSync(steps) || !(await readFile(steps, 'utf8')).includes('pack')) await new Promise((r) => setTimeout(r, 25));
+    server!.child.kill('SIGKILL');
+    await server!.exited;
+    logs.push(server!.output());
+    await writeFile(path.join(dir, 'go'), '');
+    server = await startServe(dir, env());
+    const chunks = chunksOf<Chunk>((await stream(`/agents/Mover/m1?offset=${sent.offset}`, settledOf(sent.submissionId))).events);
+    assert.equal(chunks.at(-1)?.outcome, 'completed');
+    // pack ran once (replayed after the restart with its recorded value), load once, with pack's value.
+    assert.equal(await readFile(steps, 'utf8'), 'pack\nload crate-1\n');
+    const output = chunks.find((c) => c.type === 'tool-output') as (Chunk & { output?: unknown }) | undefined;
+    assert.deepEqual(output?.output, { packed: 'crate-1', loaded: 'truck-1' });
   });
 
   it('SIGTERM drains: the running submission settles, its stream gets the settlement, the server exits 0', async () => {
