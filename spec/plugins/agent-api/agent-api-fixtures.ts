@@ -1,4 +1,7 @@
+import type { ChildProcess } from 'node:child_process';
 import type { Kernel } from '../../../kernel/kernel.js';
+import type { SubmissionRecord } from '../../../kernel/submissions.js';
+import type { AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
 import type { OperationRecord } from '../../../kernel/store.js';
 import type { AgentHook } from '../../../kernel/hooks/hook-types.js';
 import { AGENT_FUNCTION_SOURCE_ID, type StartAgentEntry } from '../../../plugins/agent-api/agent.js';
@@ -44,4 +47,27 @@ export function recordedModel(turns: unknown[], extra: Record<string, unknown> =
 /** A scripted turn calling the agent function tool `name`. */
 export function agentToolTurn(name: string, args: Record<string, unknown> = {}, id?: string): Record<string, unknown> {
   return { toolCalls: [{ ...(id ? { id } : {}), identifier: 'agent', apiName: name, args }] };
+}
+
+/** Polls the store until the submission is settled (completed, failed or aborted). */
+export async function settledSubmission(runtime: AgentRuntimeHandle, id: string): Promise<SubmissionRecord> {
+  for (;;) {
+    const found = await runtime.kernel.store.getSubmission(id);
+    if (found && ['completed', 'failed', 'aborted'].includes(found.status)) return found;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Resolves when a crash-spec child prints `{"type":"hanging"}` (rejects if it exits first). */
+export function untilHanging(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('"type":"hanging"')) resolve();
+    });
+    child.on('close', (code) => reject(new Error(`the child exited (${code}) before hanging: ${stderr}`)));
+  });
 }

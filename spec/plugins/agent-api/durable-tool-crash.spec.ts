@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SubmissionRecord } from '../../../kernel/submissions.js';
 import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { settledSubmission as settled, untilHanging } from './agent-api-fixtures.js';
 import { cliEnv, killed } from '../../helpers/cli-process.js';
 import { DurableShop } from './fixtures/durable-tool-agent.js';
 
@@ -74,24 +74,3 @@ describe('agent-api: a durable tool across a SIGKILL', function () {
   });
 });
 
-async function settled(runtime: AgentRuntimeHandle, id: string): Promise<SubmissionRecord> {
-  for (;;) {
-    const found = await runtime.kernel.store.getSubmission(id);
-    if (found && ['completed', 'failed', 'aborted'].includes(found.status)) return found;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Resolves when the child prints `hanging` (step A is recorded). */
-function untilHanging(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('"type":"hanging"')) resolve();
-    });
-    child.on('close', (code) => reject(new Error(`the child exited (${code}) before hanging: ${stderr}`)));
-  });
-}
