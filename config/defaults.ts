@@ -4,6 +4,7 @@ import type { KernelConfig } from '../kernel/kernel-config.js';
 import type { ParsedConfig } from './schema.js';
 import { mcpConfig, type McpConfig } from './mcp-schema.js';
 import { serveConfig, type ServeConfig } from './serve-schema.js';
+import { postgresConfig, type PostgresConfig } from './postgres-schema.js';
 import { retentionConfig, type RetentionConfig } from './retention-schema.js';
 
 /**
@@ -13,7 +14,7 @@ import { retentionConfig, type RetentionConfig } from './retention-schema.js';
  * provides the store (a plugin's `drivers: [{ kind: 'store', name }]`).
  */
 export interface HookgateConfig extends KernelConfig {
-  store: { driver: string; sqlite: { path: string; backgroundCheckpoints: boolean } };
+  store: { driver: string; sqlite: { path: string; backgroundCheckpoints: boolean }; postgres: PostgresConfig };
   sandbox: { root: string };
   models: {
     openai: { baseUrl: string; apiKeyEnv: string; model?: string; timeoutSeconds: number; maxRetries: number };
@@ -56,6 +57,7 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
         path: parsed.store?.sqlite?.path === ':memory:' ? ':memory:' : resolve(parsed.store?.sqlite?.path, path.join(dataDir, 'hookgate.db')),
         backgroundCheckpoints: parsed.store?.sqlite?.backgroundCheckpoints ?? true,
       },
+      postgres: postgresConfig(parsed.store?.postgres),
     },
     sandbox: { root: resolve(parsed.sandbox?.root, path.join(dataDir, 'sandbox')) },
     models: {

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { PostgresSchema } from './postgres-schema.js';
 import { PLUGIN_ID_PATTERN } from '../kernel/plugin.js';
 import { McpSchema } from './mcp-schema.js';
 import { ServeSchema } from './serve-schema.js';
@@ -125,6 +126,8 @@ export const ConfigSchema = v.strictObject({
           backgroundCheckpoints: v.optional(booleanLike),
         }),
       ),
+      /** store-postgres (`driver: postgres`): server, database, user, the password's variable name, schema (postgres-schema.ts). */
+      postgres: v.optional(PostgresSchema),
     }),
   ),
   /** The only folder the fs tools reach; checked at load against the data folder, the config folder, policies (check-sandbox-root.ts). */

@@ -32,6 +32,7 @@ export const ERROR_CATALOG = {
   STORE_NOT_FOUND: { category: 'user', summary: 'a record does not exist' },
   STORE_CONFLICT: { category: 'user', summary: 'a record is not in the state the change expects' },
   STORE_VERSION_CONFLICT: { category: 'system', summary: 'another process or connection changed the operation first (compare-and-swap on its state version)' },
+  STORE_UNAVAILABLE: { category: 'system', summary: 'the database server cannot be reached or refused the connection (store-postgres)' },
   // runtime
   OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
   OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },

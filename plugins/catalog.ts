@@ -8,6 +8,7 @@ import modelScripted from './model-scripted/index.js';
 import policyEngine from './policy-engine/index.js';
 import { loadPluginModules } from './plugin-modules.js';
 import storeMemory from './store-memory/index.js';
+import storePostgres from './store-postgres/index.js';
 import storeRetention from './store-retention/index.js';
 import storeSqlite from './store-sqlite/index.js';
 import toolsBuiltin from './tools-builtin/index.js';
@@ -16,7 +17,7 @@ import transportQstash from './transport-qstash/index.js';
 import sandboxLocal from './sandbox-local/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, storePostgres, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:

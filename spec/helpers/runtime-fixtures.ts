@@ -11,6 +11,7 @@ import { definePlugin } from '../../kernel/plugin.js';
 import { ModelProviders, ToolSources } from '../../kernel/tokens.js';
 import type { ToolDefinition, ToolExecutionContext, ToolSource } from '../../kernel/tools.js';
 import type { Message } from '../../kernel/messages.js';
+import { dropSchema, requirePostgres, TEST_POSTGRES, uniqueSchema } from './postgres-fixtures.js';
 import { ScriptedModel } from '../../plugins/model-scripted/scripted-model.js';
 
 /** A tool call the test tool source executed. */
@@ -262,7 +263,7 @@ export class DeferredTool implements ToolSource {
   }
 }
 
-/** Kernels on one SQLite file, as separate processes would be (each its own lease owner), started by `start`. */
+/** Kernels on one SQLite file (or one PostgreSQL schema), as separate processes would be (each its own lease owner), started by `start`. */
 export interface KernelsOnOneFile {
   /** The shared folder (config cwd; the SQLite file is in `.hookgate/`). */
   dir(): string;
@@ -272,29 +273,49 @@ export interface KernelsOnOneFile {
 
 /**
  * For specs of several kernels on one store: registers a `beforeEach` (a
- * fresh folder) and an `afterEach` (every kernel stopped, the folder removed)
- * in the calling `describe`. Call at describe level, use inside tests.
+ * fresh folder; with `store: 'postgres'`, a fresh schema on the local
+ * PostgreSQL, failing when it is down) and an `afterEach` (every kernel
+ * stopped, the folder and schema removed) in the calling `describe`. Call at
+ * describe level, use inside tests.
  */
-export function useKernelsOnOneFile(prefix: string): KernelsOnOneFile {
+export function useKernelsOnOneFile(prefix: string, store: 'sqlite' | 'postgres' = 'sqlite'): KernelsOnOneFile {
   let dir: string | undefined;
+  let schema: string | undefined;
   const kernels: Kernel[] = [];
+  if (store === 'postgres') before(requirePostgres);
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), `hookgate-${prefix}-`)));
+    if (store === 'postgres') schema = uniqueSchema(prefix.replace(/[^a-z0-9_]/g, '_'));
   });
   afterEach(async () => {
     for (const k of kernels.splice(0)) await k.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
+    if (schema) await dropSchema(schema);
     dir = undefined;
+    schema = undefined;
   });
   return {
     dir: () => dir!,
     async start(tools, logs) {
       const plugin = definePlugin({ id: 'one-file-spec-tools', provides: [ToolSources], register: (ctx) => ctx.bindValue(ToolSources, tools) });
       const logger = logs ? createLogger({ level: 'debug', sink: (_line, record) => logs.push(record) }) : createLogger({ level: 'error', sink: () => undefined });
-      const kernel = createKernel({ config: loadConfig({ cwd: dir!, env: {} }), plugins: [plugin], logger, env: {} });
+      const env = store === 'postgres' ? postgresEnv(schema!) : {};
+      const kernel = createKernel({ config: loadConfig({ cwd: dir!, env }), plugins: [plugin], logger, env: {} });
       await kernel.start();
       kernels.push(kernel);
       return kernel;
     },
+  };
+}
+
+/** The HOOKGATE_* variables that put a kernel on `schema` of the test PostgreSQL. */
+export function postgresEnv(schema: string): Record<string, string> {
+  return {
+    HOOKGATE_STORE__DRIVER: 'postgres',
+    HOOKGATE_STORE__POSTGRES__HOST: TEST_POSTGRES.host,
+    HOOKGATE_STORE__POSTGRES__PORT: String(TEST_POSTGRES.port),
+    HOOKGATE_STORE__POSTGRES__DATABASE: TEST_POSTGRES.database,
+    HOOKGATE_STORE__POSTGRES__USER: TEST_POSTGRES.user,
+    HOOKGATE_STORE__POSTGRES__SCHEMA: schema,
   };
 }

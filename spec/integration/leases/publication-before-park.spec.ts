@@ -11,9 +11,10 @@ import { DeferredTool, hook, scripted, until, useKernelsOnOneFile } from '../../
  * leaves the run to A. A must not then park on its out-of-date copy and let
  * the lease go, which would leave a `running` operation nobody runs.
  */
-describe('integration: a deferred result another process publishes before the runner parks', function () {
+// Once per store both kinds of process sharing run on: one SQLite file, one PostgreSQL schema.
+for (const store of ['sqlite', 'postgres'] as const) describe(`integration: a deferred result another process publishes before the runner parks (${store})`, function () {
   this.timeout(30_000);
-  const kernels = useKernelsOnOneFile('park');
+  const kernels = useKernelsOnOneFile('park', store);
 
   async function start(): Promise<Kernel> {
     const kernel = await kernels.start(new DeferredTool());

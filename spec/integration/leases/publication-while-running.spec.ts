@@ -44,9 +44,10 @@ const STALE_LOG = 'operation changed by another writer; this process stops runni
  * rebases that commit on the publication instead of stopping, so the slow
  * tool runs once, both results are stored once, and A finishes the run.
  */
-describe('integration: a deferred result published by another process while the operation runs', function () {
+// Once per store both kinds of process sharing run on: one SQLite file, one PostgreSQL schema.
+for (const store of ['sqlite', 'postgres'] as const) describe(`integration: a deferred result published by another process while the operation runs (${store})`, function () {
   this.timeout(30_000);
-  const kernels = useKernelsOnOneFile('publication');
+  const kernels = useKernelsOnOneFile('publication', store);
 
   async function start(tools: Tools, logs: LogRecord[]): Promise<Kernel> {
     const kernel = await kernels.start(tools, logs);

@@ -31,13 +31,14 @@ class GatedTool implements ToolSource {
  * the operation on, B's abort must act on the operation as stored, the first
  * time it is asked.
  */
-describe('integration: a refused claim leaves no stale copy behind', function () {
+// Once per store both kinds of process sharing run on: one SQLite file, one PostgreSQL schema.
+for (const store of ['sqlite', 'postgres'] as const) describe(`integration: a refused claim leaves no stale copy behind (${store})`, function () {
   this.timeout(30_000);
   const gates: GatedTool[] = [];
   // Let every waiting call through before the kernels stop (a failed assertion would leave one waiting): registered
   // first, so it runs before the kernels' afterEach.
   afterEach(() => gates.splice(0).forEach((g) => g.releaseAll()));
-  const kernels = useKernelsOnOneFile('refused-claim');
+  const kernels = useKernelsOnOneFile('refused-claim', store);
 
   it("B's resume is refused while A runs the operation; after A moved it on, B's first abort ends it", async () => {
     const toolsA = new GatedTool();

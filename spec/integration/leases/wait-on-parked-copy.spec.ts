@@ -9,9 +9,10 @@ import { DeferredTool, hook, scripted, until, useKernelsOnOneFile } from '../../
  * which resumes and finishes the operation. A's wait must see that end: it
  * no longer runs the operation, so it reads the store.
  */
-describe('integration: waiting in the process that parked an operation another process finishes', function () {
+// Once per store both kinds of process sharing run on: one SQLite file, one PostgreSQL schema.
+for (const store of ['sqlite', 'postgres'] as const) describe(`integration: waiting in the process that parked an operation another process finishes (${store})`, function () {
   this.timeout(30_000);
-  const kernels = useKernelsOnOneFile('wait');
+  const kernels = useKernelsOnOneFile('wait', store);
 
   async function start(): Promise<Kernel> {
     const kernel = await kernels.start(new DeferredTool());

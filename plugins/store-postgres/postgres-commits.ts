@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import { HookgateError } from '../../kernel/errors.js';
+import { leaseWindow } from '../../kernel/lease-window.js';
+import { newMessageRecord } from '../../kernel/message-record.js';
+import { defaultThreadId, UNFINISHED_STATUSES } from '../../kernel/store.js';
+import type { MessageRecord, NewMessage, NewOperation, NewThread, OperationRecord, StepCommit, ToolResult } from '../../kernel/store.js';
+import { isUniqueViolation } from './postgres-connection.js';
+import { toJson } from './postgres-rows.js';
+
+/*
+ * The write paths of store-postgres that SQLite runs as one IMMEDIATE
+ * transaction, each here one READ COMMITTED transaction on one connection
+ * (the caller's `client`). Where SQLite relied on its single writer, the
+ * rows a decision depends on are locked first:
+ * - commitStep: its UPDATE of the operation row (with the version check in
+ *   its WHERE) takes the row lock, so two committers serialize and the
+ *   second sees the first's version (compare-and-swap); message positions
+ *   come from an UPDATE of the thread row (its lock hands them out in order).
+ * - createOperation on an existing thread: SELECT ... FOR UPDATE of the
+ *   thread row before the busy check, so two starts on one thread serialize.
+ * - publishToolResult: SELECT ... FOR UPDATE of the operation row, then the
+ *   conditional fill of the placeholder (exactly one publisher fills it).
+ * Locks are always taken operation row first, then thread row, or the
+ * thread row alone, so these paths cannot deadlock one another.
+ */
+
+const UNFINISHED_SQL = `(${[...UNFINISHED_STATUSES].map((s) => `'${s}'`).join(', ')})`;
+
+function notFound(operationId: string): HookgateError {
+  return new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+}
+
+/** Compare-and-swap on the state version (see StepCommit.expectedVersion). */
+export function assertVersion(operationId: string, current: number, expected: number | undefined): void {
+  if (expected !== undefined && current !== expected) throw versionConflict(operationId, current, expected);
+}
+
+function versionConflict(operationId: string, current: number, expected: number): HookgateError {
+  return new HookgateError('STORE_VERSION_CONFLICT', `Operation ${operationId} is at version ${current}, not ${expected}: another writer committed first`, {
+    details: { operationId, expectedVersion: expected, version: current },
+  });
+}
+
+/** Inserts a thread row and returns its seq; STORE_CONFLICT when the id exists. */
+export async function insertThread(client: PoolClient, thread: NewThread, now: string): Promise<number> {
+  try {
+    const { rows } = await client.query<{ seq: string }>(
+      `INSERT INTO threads (id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING seq`,
+      [thread.id, thread.agentId, thread.instanceId ?? null, thread.uid ?? null, toJson(thread.initialData), JSON.stringify(thread.values ?? {}), now],
+    );
+    return Number(rows[0]!.seq);
+  } catch (err) {
+    if (isUniqueViolation(err, 'threads_id_key')) throw new HookgateError('STORE_CONFLICT', `Thread ${thread.id} already exists`, { cause: err });
+    throw err;
+  }
+}
+
+/** The message rows of one insert: their JSON computed first, so a value JSON cannot carry fails before anything is written. */
+interface PreparedMessage {
+  id: string;
+  values: unknown[];
+  record: MessageRecord;
+}
+
+function prepareMessages(operationId: string, firstSeq: number, firstPosition: number, messages: NewMessage[], now: string): PreparedMessage[] {
+  return messages.map((m, i) => {
+    const id = m.id ?? randomUUID();
+    const record = newMessageRecord(m, id, operationId, firstSeq + i, firstPosition + i, now);
+    return {
+      id,
+      record,
+      values: [id, record.seq, record.position, m.role, m.content, toJson(record.toolCalls), m.toolCallId ?? null, toJson(record.toolResult),
+        record.images === undefined ? null : JSON.stringify(record.images)],
+    };
+  });
+}
+
+/** One multi-row INSERT of prepared messages; STORE_CONFLICT for an id already stored (or repeated in the batch). */
+async function insertMessages(client: PoolClient, opSeq: number, threadSeq: number, now: string, prepared: PreparedMessage[]): Promise<void> {
+  if (prepared.length === 0) return;
+  const params: unknown[] = [opSeq, threadSeq, now];
+  const rows = prepared.map((p) => {
+    const start = params.length;
+    params.push(...p.values);
+    return `($1, $2, $3, ${p.values.map((_, i) => `$${start + i + 1}`).join(', ')})`;
+  });
+  try {
+    await client.query(
+      `INSERT INTO messages (operation_seq, thread_seq, created_at, id, message_seq, position, role, content, tool_calls, tool_call_id, tool_result, images)
+       VALUES ${rows.join(', ')}`,
+      params,
+    );
+  } catch (err) {
+    if (isUniqueViolation(err, 'messages_id_key')) {
+      const dup = (err as { detail?: string }).detail?.match(/\(id\)=\((.*)\) already exists/)?.[1] ?? prepared.find((p, i) => prepared.findIndex((q) => q.id === p.id) !== i)?.id ?? 'id';
+      throw new HookgateError('STORE_CONFLICT', `Message ${dup} already exists`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** createOperation's transaction: thread (found or created), operation, first messages, hooks, optional lease. */
+export async function createOperationTx(client: PoolClient, op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string): Promise<OperationRecord> {
+  const lease = op.lease && leaseWindow(op.id, op.lease);
+  const agentText = JSON.stringify(op.agent ?? null);
+  const contextText = JSON.stringify(op.context ?? {});
+  const stateText = JSON.stringify(op.state);
+  const hookTexts = hooks.map((h) => JSON.stringify(h));
+  let threadSeq: number;
+  let threadId: string;
+  let lastPosition = 0;
+  if (op.threadId !== undefined) {
+    const { rows } = await client.query<{ seq: string; last_position: string }>('SELECT seq, last_position FROM threads WHERE id = $1 FOR UPDATE', [op.threadId]);
+    if (rows.length === 0) throw new HookgateError('STORE_NOT_FOUND', `Thread ${op.threadId} does not exist`);
+    threadSeq = Number(rows[0]!.seq);
+    lastPosition = Number(rows[0]!.last_position);
+    const busy = await client.query<{ id: string }>(`SELECT id FROM operations WHERE thread_seq = $1 AND status IN ${UNFINISHED_SQL} LIMIT 1`, [threadSeq]);
+    if (busy.rows.length > 0) {
+      const busyId = busy.rows[0]!.id;
+      throw new HookgateError('THREAD_BUSY', `Thread ${op.threadId} has an unfinished operation (${busyId}); it takes a new one once that one is done, decided or aborted`, {
+        details: { threadId: op.threadId, operationId: busyId },
+      });
+    }
+    threadId = op.threadId;
+  } else {
+    const thread = op.thread ?? { id: defaultThreadId(op.id), agentId: op.agentId };
+    threadSeq = await insertThread(client, thread, now);
+    threadId = thread.id;
+  }
+  const prepared = prepareMessages(op.id, 1, lastPosition + 1, messages, now);
+  let opSeq: number;
+  try {
+    const { rows } = await client.query<{ seq: string }>(
+      `INSERT INTO operations (id, thread_seq, agent_id, parent_operation_id, user_id, status, agent, context, state, last_message_seq,
+         lease_owner, lease_expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9, $10, $11, $12, $12) RETURNING seq`,
+      [op.id, threadSeq, op.agentId, op.parentOperationId ?? null, op.userId ?? null, agentText, contextText, stateText, messages.length,
+        op.lease?.owner ?? null, lease?.expiresAt ?? null, now],
+    );
+    opSeq = Number(rows[0]!.seq);
+  } catch (err) {
+    if (isUniqueViolation(err, 'operations_id_key')) throw new HookgateError('STORE_CONFLICT', `Operation ${op.id} already exists`, { cause: err });
+    throw err;
+  }
+  if (prepared.length > 0) await client.query('UPDATE threads SET last_position = $1 WHERE seq = $2', [lastPosition + prepared.length, threadSeq]);
+  await insertMessages(client, opSeq, threadSeq, now, prepared);
+  if (hookTexts.length > 0) {
+    await client.query('INSERT INTO hook_registrations (operation_seq, position, hook) SELECT $1, p - 1, h FROM unnest($2::text[]) WITH ORDINALITY AS x(h, p)', [opSeq, hookTexts]);
+  }
+  const record: OperationRecord = {
+    id: op.id,
+    agentId: op.agentId,
+    threadId,
+    status: 'running',
+    agent: JSON.parse(agentText) as unknown,
+    context: JSON.parse(contextText) as OperationRecord['context'],
+    state: JSON.parse(stateText) as OperationRecord['state'],
+    createdAt: now,
+    updatedAt: now,
+    version: 0,
+  };
+  if (op.parentOperationId != null) record.parentOperationId = op.parentOperationId;
+  if (op.userId != null) record.userId = op.userId;
+  return record;
+}
+
+/** commitStep's transaction: the operation row (CAS), the thread's positions and values, the step, the messages, the compaction marks. */
+export async function commitStepTx(client: PoolClient, operationId: string, commit: StepCommit, now: string): Promise<MessageRecord[]> {
+  const messages = commit.messages ?? [];
+  const state = JSON.stringify(commit.state);
+  const error = toJson(commit.error);
+  const threadValues = commit.threadValues === undefined ? null : JSON.stringify(commit.threadValues);
+  const step = commit.step;
+  const stepValues = step && [step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage), JSON.stringify(step.summary ?? {})];
+  // The row lock and the compare-and-swap in one statement: a concurrent committer waits here, then sees the new version.
+  const { rows } = await client.query<{ seq: string; thread_seq: string; last_message_seq: number }>(
+    `UPDATE operations SET state = $2, version = version + 1, status = COALESCE($3, status), reason = COALESCE($4, reason), error = COALESCE($5, error),
+       last_message_seq = last_message_seq + $6, updated_at = $7
+     WHERE id = $1 AND ($8::bigint IS NULL OR version = $8) RETURNING seq, thread_seq, last_message_seq`,
+    [operationId, state, commit.status ?? null, commit.reason ?? null, error, messages.length, now, commit.expectedVersion ?? null],
+  );
+  if (rows.length === 0) {
+    const found = await client.query<{ version: string }>('SELECT version FROM operations WHERE id = $1', [operationId]);
+    if (found.rows.length === 0) throw notFound(operationId);
+    // The row exists, so the version check failed when the UPDATE ran (reported with the version stored now).
+    throw versionConflict(operationId, Number(found.rows[0]!.version), commit.expectedVersion!);
+  }
+  const opSeq = Number(rows[0]!.seq);
+  const threadSeq = Number(rows[0]!.thread_seq);
+  const firstSeq = rows[0]!.last_message_seq - messages.length + 1;
+  let firstPosition = 1;
+  if (messages.length > 0 || threadValues !== null) {
+    const t = await client.query<{ last_position: string }>(
+      `UPDATE threads SET last_position = last_position + $2, thread_values = COALESCE($3, thread_values),
+         updated_at = CASE WHEN $3::text IS NULL THEN updated_at ELSE $4 END
+       WHERE seq = $1 RETURNING last_position`,
+      [threadSeq, messages.length, threadValues, now],
+    );
+    firstPosition = Number(t.rows[0]!.last_position) - messages.length + 1;
+  }
+  if (stepValues) {
+    await client.query('INSERT INTO steps (operation_seq, step_index, kind, started_at, finished_at, usage, summary) VALUES ($1, $2, $3, $4, $5, $6, $7)', [opSeq, ...stepValues]);
+  }
+  const prepared = prepareMessages(operationId, firstSeq, firstPosition, messages, now);
+  await insertMessages(client, opSeq, threadSeq, now, prepared);
+  if (commit.compact) {
+    const ids = [...new Set(commit.compact.messageIds)];
+    // Any message of the thread: a continued thread compacts earlier operations' messages too.
+    const marked = await client.query<{ id: string }>('UPDATE messages SET compacted_into = $1 WHERE thread_seq = $2 AND id = ANY($3::text[]) RETURNING id', [
+      commit.compact.summaryId, threadSeq, ids,
+    ]);
+    if (marked.rows.length !== ids.length) {
+      const found = new Set(marked.rows.map((r) => r.id));
+      const missing = ids.find((id) => !found.has(id));
+      throw new HookgateError('STORE_NOT_FOUND', `Message ${missing} of operation ${operationId} does not exist`);
+    }
+  }
+  return prepared.map((p) => p.record);
+}
+
+/** publishToolResult's transaction: false (nothing written) when the placeholder is filled or missing. */
+export async function publishToolResultTx(client: PoolClient, operationId: string, toolCallId: string, result: ToolResult,
+  commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>, now: string): Promise<boolean> {
+  const resultText = JSON.stringify(result);
+  const state = JSON.stringify(commit.state);
+  const { rows } = await client.query<{ seq: string; version: string }>('SELECT seq, version FROM operations WHERE id = $1 FOR UPDATE', [operationId]);
+  if (rows.length === 0) throw notFound(operationId);
+  const opSeq = Number(rows[0]!.seq);
+  const filled = await client.query(
+    `UPDATE messages SET content = $1, tool_result = $2
+     WHERE seq = (SELECT seq FROM messages WHERE operation_seq = $3 AND tool_call_id = $4 AND role = 'tool' AND tool_result IS NULL ORDER BY message_seq LIMIT 1)`,
+    [result.content, resultText, opSeq, toolCallId],
+  );
+  if (filled.rowCount === 0) return false;
+  // Checked after the fill on purpose: a conflict throws, which rolls the fill back.
+  assertVersion(operationId, Number(rows[0]!.version), commit.expectedVersion);
+  await client.query('UPDATE operations SET state = $2, version = version + 1, status = COALESCE($3, status), updated_at = $4 WHERE seq = $1', [
+    opSeq, state, commit.status ?? null, now,
+  ]);
+  return true;
+}
+
+/** saveHooks' transaction: the operation row locked, its hooks replaced. */
+export async function saveHooksTx(client: PoolClient, operationId: string, hooks: unknown[]): Promise<void> {
+  const texts = hooks.map((h) => JSON.stringify(h));
+  const { rows } = await client.query<{ seq: string }>('SELECT seq FROM operations WHERE id = $1 FOR UPDATE', [operationId]);
+  if (rows.length === 0) throw notFound(operationId);
+  await client.query('DELETE FROM hook_registrations WHERE operation_seq = $1', [rows[0]!.seq]);
+  await client.query('INSERT INTO hook_registrations (operation_seq, position, hook) SELECT $1, p - 1, h FROM unnest($2::text[]) WITH ORDINALITY AS x(h, p)', [rows[0]!.seq, texts]);
+}

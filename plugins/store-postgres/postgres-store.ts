@@ -1,0 +1,342 @@
+import { nowIso } from '../../kernel/clock.js';
+import { HookgateError } from '../../kernel/errors.js';
+import { leaseWindow } from '../../kernel/lease-window.js';
+import type { PruneCounts, PruneOptions, RetentionPolicy } from '../../kernel/retention.js';
+import type {
+  DecisionFilter,
+  DecisionRecord,
+  LeaseClaim,
+  LeaseRequest,
+  MessageRecord,
+  NewMessage,
+  NewOperation,
+  NewThread,
+  OperationFilter,
+  OperationLease,
+  OperationRecord,
+  StepCommit,
+  StepRecord,
+  Store,
+  ThreadRecord,
+  ToolResult,
+  UserRecord,
+} from '../../kernel/store.js';
+import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
+import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
+import { commitStepTx, createOperationTx, insertThread, publishToolResultTx, saveHooksTx } from './postgres-commits.js';
+import { isUniqueViolation, PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
+import { migrateSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
+import { PostgresPruner } from './postgres-pruner.js';
+import * as reads from './postgres-reads.js';
+import { OPERATION_COLUMNS, OPERATION_FROM, toOperationRecord, type OperationRow } from './postgres-rows.js';
+import { PostgresSubmissions } from './postgres-submissions.js';
+import { PostgresToolSteps } from './postgres-tool-steps.js';
+
+export type PostgresStoreOptions = PostgresConnectionOptions;
+
+function notFound(operationId: string): HookgateError {
+  return new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
+}
+
+/**
+ * The Store contract on PostgreSQL through a node-postgres Pool, in one
+ * schema. Writes that belong together are one transaction on one
+ * connection (postgres-commits.ts says which rows each locks); reads are
+ * single statements. Every method is async and does its work on the server;
+ * errors: STORE_NOT_FOUND, STORE_CONFLICT, STORE_VERSION_CONFLICT as the
+ * other stores, STORE_UNAVAILABLE when the server cannot be used (naming
+ * where, never the password), KERNEL_NOT_STARTED before {@link migrate},
+ * KERNEL_STOPPED after {@link close}. Several processes may share one
+ * schema: leases, compare-and-swap and admissions hold across them.
+ */
+export class PostgresStore implements Store {
+  readonly schemaVersion = POSTGRES_SCHEMA_VERSION;
+  private readonly db: PostgresConnection;
+  private migrated = false;
+  private closed = false;
+  /** A prune batch in flight: this store's other calls wait for it, so each batch is seen whole (see exclusive). */
+  private busy?: Promise<unknown>;
+  private readonly submissions: PostgresSubmissions;
+  private readonly toolSteps: PostgresToolSteps;
+  private readonly pruner: PostgresPruner;
+
+  constructor(options: PostgresStoreOptions) {
+    this.db = new PostgresConnection(options);
+    this.submissions = new PostgresSubmissions(this.db);
+    this.toolSteps = new PostgresToolSteps(this.db);
+    this.pruner = new PostgresPruner({ db: this.db, exclusive: (work) => this.exclusive(work), closed: () => this.closed });
+  }
+
+  /** Where the store connects (no password): for logs and errors. */
+  get where(): string {
+    return this.db.where;
+  }
+
+  /**
+   * Connects, creates the schema when missing and applies pending migrations
+   * (postgres-migrations.ts). Idempotent. STORE_UNAVAILABLE when the server
+   * cannot be used, STORE_SCHEMA_NEWER (nothing changed) for a newer schema.
+   */
+  async migrate(): Promise<void> {
+    if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.db.where} is closed`);
+    if (this.migrated) return;
+    await this.db.withClient((client) => migrateSchema(client, this.db.options.schema));
+    this.migrated = true;
+  }
+
+  /** Ends the pool (waiting for checked-out connections). Idempotent; later calls throw KERNEL_STOPPED. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.busy?.catch(() => undefined);
+    await this.db.end();
+  }
+
+  async createOperation(op: NewOperation, messages: NewMessage[], hooks: unknown[]): Promise<OperationRecord> {
+    const db = await this.open();
+    return db.transaction((c) => createOperationTx(c, op, messages, hooks, nowIso()));
+  }
+
+  async getOperation(id: string): Promise<OperationRecord | undefined> {
+    return reads.getOperation(await this.open(), id);
+  }
+
+  async findOperationIds(prefix: string, limit: number): Promise<string[]> {
+    return reads.findOperationIds(await this.open(), prefix, limit);
+  }
+
+  async listOperations(filter: OperationFilter = {}): Promise<OperationRecord[]> {
+    return reads.listOperations(await this.open(), filter);
+  }
+
+  async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
+    const db = await this.open();
+    return db.transaction((c) => commitStepTx(c, operationId, commit, nowIso()));
+  }
+
+  /** STORE_CONFLICT when the id exists. */
+  async createThread(thread: NewThread): Promise<ThreadRecord> {
+    const db = await this.open();
+    return db.transaction(async (c) => {
+      await insertThread(c, thread, nowIso());
+      return (await reads.getThread(c, thread.id))!;
+    });
+  }
+
+  async getThread(id: string): Promise<ThreadRecord | undefined> {
+    return reads.getThread(await this.open(), id);
+  }
+
+  async saveThreadValues(threadId: string, values: Record<string, unknown>): Promise<void> {
+    const text = JSON.stringify(values);
+    const { rowCount } = await (await this.open()).query('UPDATE threads SET thread_values = $1, updated_at = $2 WHERE id = $3', [text, nowIso(), threadId]);
+    if (rowCount === 0) throw new HookgateError('STORE_NOT_FOUND', `Thread ${threadId} does not exist`);
+  }
+
+  async listThreadMessages(threadId: string, options: { fromPosition?: number; includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
+    return reads.listThreadMessages(await this.open(), threadId, options);
+  }
+
+  async listThreadOperations(threadId: string, options: { last?: number } = {}): Promise<OperationRecord[]> {
+    return reads.listThreadOperations(await this.open(), threadId, options);
+  }
+
+  async listMessages(operationId: string, options: { includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
+    return reads.listMessages(await this.open(), operationId, options);
+  }
+
+  async listSteps(operationId: string): Promise<StepRecord[]> {
+    return reads.listSteps(await this.open(), operationId);
+  }
+
+  async loadHooks(operationId: string): Promise<unknown[]> {
+    return reads.loadHooks(await this.open(), operationId);
+  }
+
+  /** Replaces the operation's hooks in one transaction. STORE_NOT_FOUND for an unknown operation. */
+  async saveHooks(operationId: string, hooks: unknown[]): Promise<void> {
+    const db = await this.open();
+    await db.transaction((c) => saveHooksTx(c, operationId, hooks));
+  }
+
+  /** Inserts or replaces; an absent email clears the stored one. */
+  async upsertUser(user: UserRecord): Promise<void> {
+    await (await this.open()).query('INSERT INTO users (id, email) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET email = excluded.email', [user.id, user.email ?? null]);
+  }
+
+  async getUser(id: string): Promise<UserRecord | undefined> {
+    const { rows } = await (await this.open()).query<{ id: string; email: string | null }>('SELECT id, email FROM users WHERE id = $1', [id]);
+    const row = rows[0];
+    if (!row) return undefined;
+    return row.email === null ? { id: row.id } : { id: row.id, email: row.email };
+  }
+
+  async publishToolResult(operationId: string, toolCallId: string, result: ToolResult, commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>): Promise<boolean> {
+    const db = await this.open();
+    return db.transaction((c) => publishToolResultTx(c, operationId, toolCallId, result, commit, nowIso()));
+  }
+
+  /**
+   * One conditional UPDATE (free, expired or ours) returning the operation:
+   * PostgreSQL re-checks the condition on the newest row version when two
+   * claims race, so only one is granted. Refused: the holder read back (a
+   * lease released between the two statements is claimed again).
+   */
+  async claimOperation(operationId: string, request: LeaseRequest): Promise<LeaseClaim> {
+    const { now, expiresAt } = leaseWindow(operationId, request);
+    const db = await this.open();
+    for (;;) {
+      const granted = await db.query<OperationRow>(
+        `UPDATE operations o SET lease_owner = $2, lease_expires_at = $3 FROM threads t
+         WHERE o.id = $1 AND t.seq = o.thread_seq AND (o.lease_owner IS NULL OR o.lease_expires_at <= $4 OR o.lease_owner = $2)
+         RETURNING ${OPERATION_COLUMNS}`,
+        [operationId, request.owner, expiresAt, now],
+      );
+      if (granted.rows[0]) return { claimed: true, operation: toOperationRecord(granted.rows[0]), lease: { owner: request.owner, expiresAt } };
+      const { rows } = await db.query<OperationRow & { lease_owner: string | null; lease_expires_at: string | null }>(
+        `SELECT ${OPERATION_COLUMNS}, o.lease_owner, o.lease_expires_at FROM ${OPERATION_FROM} WHERE o.id = $1`, [operationId]);
+      const row = rows[0];
+      if (!row) throw notFound(operationId);
+      if (row.lease_owner !== null && row.lease_owner !== request.owner && Number(row.lease_expires_at) > now) {
+        return { claimed: false, operation: toOperationRecord(row), holder: { owner: row.lease_owner, expiresAt: Number(row.lease_expires_at) } };
+      }
+    }
+  }
+
+  async renewLease(operationId: string, request: LeaseRequest): Promise<OperationLease | undefined> {
+    const { expiresAt } = leaseWindow(operationId, request);
+    const db = await this.open();
+    const { rowCount } = await db.query('UPDATE operations SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3', [expiresAt, operationId, request.owner]);
+    if (rowCount! > 0) return { owner: request.owner, expiresAt };
+    await this.assertOperation(operationId);
+    return undefined;
+  }
+
+  async releaseLease(operationId: string, owner: string): Promise<boolean> {
+    const db = await this.open();
+    const { rowCount } = await db.query('UPDATE operations SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2', [operationId, owner]);
+    if (rowCount! > 0) return true;
+    await this.assertOperation(operationId);
+    return false;
+  }
+
+  async getLease(operationId: string): Promise<OperationLease | undefined> {
+    const { rows } = await (await this.open()).query<{ lease_owner: string | null; lease_expires_at: string | null }>(
+      'SELECT lease_owner, lease_expires_at FROM operations WHERE id = $1', [operationId]);
+    const row = rows[0];
+    return row && row.lease_owner !== null ? { owner: row.lease_owner, expiresAt: Number(row.lease_expires_at) } : undefined;
+  }
+
+  /** One statement: the decision and its policy ids (for the policyId filter). STORE_CONFLICT when the id exists. */
+  async recordDecision(d: DecisionRecord): Promise<void> {
+    const db = await this.open();
+    try {
+      await db.query(
+        `WITH d AS (INSERT INTO decisions (id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason,
+             defaulted, latency_micros, input_digest, raw_input)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING seq)
+         INSERT INTO decision_policies (policy_id, decision_seq) SELECT DISTINCT p, d.seq FROM d, unnest($16::text[]) AS p`,
+        [d.id, d.createdAt, d.operationId ?? null, d.toolCallId ?? null, d.agentId ?? null, d.event, d.identifier ?? null, d.apiName ?? null,
+          JSON.stringify(d.policies), d.decision, d.reason ?? null, d.defaulted === true, d.latencyMicros, d.inputDigest,
+          d.rawInput === undefined ? null : JSON.stringify(d.rawInput), d.policies.map((p) => p.id)],
+      );
+    } catch (err) {
+      if (isUniqueViolation(err, 'decisions_id_key')) throw new HookgateError('STORE_CONFLICT', `Decision ${d.id} already exists`, { cause: err });
+      throw err;
+    }
+  }
+
+  async listDecisions(filter: DecisionFilter = {}): Promise<DecisionRecord[]> {
+    return reads.listDecisions(await this.open(), filter);
+  }
+
+  /** postgres-pruner.ts; nothing goes back to a file system (reclaimedBytes 0: PostgreSQL reuses freed space itself). */
+  async prune(policy: RetentionPolicy, options: PruneOptions = {}): Promise<PruneCounts> {
+    this.assertOpen();
+    return this.pruner.run(policy, options);
+  }
+
+  async admitSubmission(admission: SubmissionAdmission): Promise<SubmissionAdmissionResult> {
+    await this.open();
+    return this.submissions.admit(admission);
+  }
+
+  async getSubmission(id: string): Promise<SubmissionRecord | undefined> {
+    await this.open();
+    return this.submissions.get(id);
+  }
+
+  async listSubmissions(filter?: SubmissionFilter): Promise<SubmissionRecord[]> {
+    await this.open();
+    return this.submissions.list(filter);
+  }
+
+  async beginSubmissionAttempt(id: string, now?: string): Promise<SubmissionRecord> {
+    await this.open();
+    return this.submissions.begin(id, now ?? nowIso());
+  }
+
+  async linkSubmissionOperation(id: string, operationId: string): Promise<SubmissionRecord> {
+    await this.open();
+    return this.submissions.link(id, operationId);
+  }
+
+  async joinSubmission(id: string, intoId: string): Promise<SubmissionRecord> {
+    await this.open();
+    return this.submissions.join(id, intoId);
+  }
+
+  async requestSubmissionAbort(id: string, now?: string): Promise<SubmissionRecord> {
+    await this.open();
+    return this.submissions.requestAbort(id, now ?? nowIso());
+  }
+
+  async settleSubmission(id: string, settlement: SubmissionSettlement): Promise<{ settled: boolean; submission: SubmissionRecord }> {
+    await this.open();
+    return this.submissions.settle(id, settlement);
+  }
+
+  async recordToolStep(step: NewToolStep): Promise<{ recorded: boolean; step: ToolStepRecord }> {
+    await this.open();
+    return this.toolSteps.record(step);
+  }
+
+  async listToolSteps(operationId: string, toolCallId: string): Promise<ToolStepRecord[]> {
+    await this.open();
+    return this.toolSteps.list(operationId, toolCallId);
+  }
+
+  /**
+   * Runs `work` (one prune batch) with this store's other calls held until
+   * it ends: as SQLite's synchronous batch, a caller of this store never sees
+   * a batch half done from its own side of the pool. Other processes are not
+   * held (their reads see the batch committed or not, never in part).
+   */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = work();
+    this.busy = run;
+    void run.finally(() => {
+      if (this.busy === run) this.busy = undefined;
+    }).catch(() => undefined);
+    return run;
+  }
+
+  /** The connection, once migrated and open, after any prune batch in flight. */
+  private async open(): Promise<PostgresConnection> {
+    this.assertOpen();
+    if (this.busy !== undefined) await this.busy.catch(() => undefined);
+    this.assertOpen();
+    return this.db;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.db.where} is closed`);
+    if (!this.migrated) throw new HookgateError('KERNEL_NOT_STARTED', `The store at ${this.db.where} is not migrated yet; call migrate() first`);
+  }
+
+  private async assertOperation(operationId: string): Promise<void> {
+    const { rows } = await this.db.query('SELECT 1 FROM operations WHERE id = $1', [operationId]);
+    if (rows.length === 0) throw notFound(operationId);
+  }
+}
+
