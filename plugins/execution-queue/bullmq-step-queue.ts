@@ -50,12 +50,15 @@ export class BullmqStepQueue implements StepQueue {
   async open(): Promise<void> {
     const { address } = this.options;
     const probe = new Redis({ ...address.options, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: () => null });
-    probe.on('error', () => undefined);
+    // The socket's own error (ECONNREFUSED, a DNS failure, WRONGPASS) says more than the rejection's "Connection is closed".
+    let socketError: unknown;
+    probe.on('error', (err) => (socketError ??= err));
     try {
       await probe.connect();
       await probe.ping();
     } catch (err) {
-      throw unavailable(`cannot reach Redis at ${address.shown} (queue.redis): ${errorMessage(err)}`, address.shown, err);
+      const why = socketError ?? err;
+      throw unavailable(`cannot reach Redis at ${address.shown} (queue.redis): ${errorMessage(why)}`, address.shown, why);
     } finally {
       probe.disconnect();
     }
