@@ -6,6 +6,7 @@ import { mcpConfig, type McpConfig } from './mcp-schema.js';
 import { serveConfig, type ServeConfig } from './serve-schema.js';
 import { postgresConfig, type PostgresConfig } from './postgres-schema.js';
 import { retentionConfig, type RetentionConfig } from './retention-schema.js';
+import { queueConfig, type ExecutionMode, type QueueConfig } from './queue-schema.js';
 
 /**
  * The configuration with every default filled in: the kernel's part
@@ -32,6 +33,10 @@ export interface HookgateConfig extends KernelConfig {
   retention: RetentionConfig;
   /** MCP servers the `mcp` plugin connects to at start (header values still `${VAR}` templates). */
   mcp: McpConfig;
+  /** Where steps run: `in-process`, or `queue` (the `execution-queue` plugin, BullMQ on Redis; `hookgate worker` runs them). */
+  execution: ExecutionMode;
+  /** Queue mode's Redis (password by env var name only), key prefix and per-worker concurrency. */
+  queue: QueueConfig;
   /** What `hookgate serve` listens on, mounts and accepts (token hashes only). */
   serve: ServeConfig;
   /** `extra`: plugin modules by path (relative to `baseDir`) or package name, loaded when the kernel starts. */
@@ -98,6 +103,8 @@ export function withDefaults(parsed: ParsedConfig, baseDir: string): HookgateCon
     retention: retentionConfig(parsed.retention),
     mcp: mcpConfig(parsed.mcp),
     serve: serveConfig(parsed.serve, baseDir),
+    execution: parsed.execution ?? 'in-process',
+    queue: queueConfig(parsed.queue),
     plugins: { settings: parsed.plugins?.settings ?? {}, extra: parsed.plugins?.extra ?? [] },
   };
 }

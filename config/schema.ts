@@ -4,6 +4,7 @@ import { PLUGIN_ID_PATTERN } from '../kernel/plugin.js';
 import { McpSchema } from './mcp-schema.js';
 import { ServeSchema } from './serve-schema.js';
 import { RetentionSchema } from './retention-schema.js';
+import { EXECUTION_MODES, QueueSchema } from './queue-schema.js';
 
 /** Accepts a number, or a numeric string (as env vars give). */
 const numberLike = v.union(
@@ -206,6 +207,10 @@ export const ConfigSchema = v.strictObject({
       takeOver: v.optional(v.picklist(TAKE_OVER_MODES, `expected one of ${TAKE_OVER_MODES.join(', ')}`)),
     }),
   ),
+  /** Where steps run: `in-process` (default) or `queue` (BullMQ on Redis; `hookgate worker` processes run them). */
+  execution: v.optional(v.picklist(EXECUTION_MODES, `expected one of ${EXECUTION_MODES.join(', ')}`)),
+  /** Queue mode's Redis and workers (queue-schema.ts). */
+  queue: v.optional(QueueSchema),
   /** What the store keeps: finished threads by age and count per agent, the decision log by age and count (retention-schema.ts). */
   retention: v.optional(RetentionSchema),
   /** MCP servers by name, connected when the kernel starts; their tools are mcp__<name>__<tool> (mcp-schema.ts). */

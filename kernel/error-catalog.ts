@@ -33,6 +33,8 @@ export const ERROR_CATALOG = {
   STORE_CONFLICT: { category: 'user', summary: 'a record is not in the state the change expects' },
   STORE_VERSION_CONFLICT: { category: 'system', summary: 'another process or connection changed the operation first (compare-and-swap on its state version)' },
   STORE_UNAVAILABLE: { category: 'system', summary: 'the database server cannot be reached or refused the connection (store-postgres)' },
+  QUEUE_UNAVAILABLE: { category: 'system', summary: 'the step queue (Redis, for execution: queue) cannot be reached or refused a job' },
+  QUEUE_NOT_CONFIGURED: { category: 'user', summary: 'kernel.work() was called on a kernel without a step queue (set execution: queue)' },
   // runtime
   OPERATION_NOT_FOUND: { category: 'user', summary: 'no operation has this id' },
   OPERATION_NOT_WAITING: { category: 'user', summary: 'the operation is not waiting for a human decision' },

@@ -17,7 +17,8 @@ import { OperationEvents, type OperationEvent } from './runtime/operation-events
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, StepQueue, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import type { StepQueue as StepQueueContract } from './step-queue.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { MessageImage, ToolResult } from './messages.js';
@@ -40,7 +41,7 @@ export interface KernelOptions<C extends KernelConfig = KernelConfig> {
   webhookSupport?: (kernel: Kernel) => WebhookSupport | undefined;
   /** Environment for webhook header templates, environment hooks and plugins (the `Environment` token: the QStash token, ...); default process.env, read at every send. */
   env?: NodeJS.ProcessEnv;
-  /** `queue` delivers only serialized webhooks (workers); default `local`. */
+  /** `queue` delivers only serialized webhooks (workers); default `queue` when a `StepQueue` is bound (execution: queue), else `local`. */
   deliveryMode?: 'local' | 'queue';
 }
 
@@ -81,6 +82,8 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
   private readonly options: KernelOptions<C>;
   private dispatcherInstance: HookDispatcher | undefined;
   private runtime: AgentRuntime | undefined;
+  /** Queue mode's step queue (a plugin binds `StepQueue`), when bound. */
+  private stepQueue: StepQueueContract | undefined;
   /** Set when stop() begins: from then on no new work is accepted. */
   private stopping = false;
   private readonly operationsFacade: OperationsContract;
@@ -133,9 +136,11 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     await this.host.start();
     try {
       const store = this.host.resolve(Store);
+      this.stepQueue = this.host.has(StepQueue) ? this.host.resolve(StepQueue) : undefined;
       this.dispatcherInstance = new HookDispatcher({
         logger: this.logger.child({ component: 'hooks' }),
-        mode: this.options.deliveryMode ?? 'local',
+        // Queue mode: steps run in workers, where only the persisted webhooks of an operation exist.
+        mode: this.options.deliveryMode ?? (this.stepQueue ? 'queue' : 'local'),
         webhooks: this.options.webhookSupport ? this.options.webhookSupport(this) : this.defaultWebhookSupport(store),
         loadPersistedHooks: (id) => store.loadHooks(id),
         handlerTimeoutMs: this.config.hooks?.handlerTimeoutMs,
@@ -165,7 +170,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
         models,
         tools,
         policies: this.host.resolveAll(ToolPolicies),
-      }, new InProcessDriver(store, runtimeLogger, { leaseMs: this.config.runtime?.leaseMs }));
+      }, new InProcessDriver(store, runtimeLogger, { leaseMs: this.config.runtime?.leaseMs }), this.stepQueue);
       this.host.bindCore(Operations, this.operationsFacade);
       this.host.bindCore(Hooks, this.dispatcherInstance);
     } catch (err) {
@@ -205,11 +210,31 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
   }
 
   /**
-   * Refuses new work, stops the runtime loops, then stops plugins in reverse
-   * start order. Idempotent.
+   * Queue mode: makes this process a worker. Takes step jobs from the queue
+   * (each runs one step of an operation here, `AgentRuntime.runQueuedStep`)
+   * and sweeps every `runtime.leaseMs` for running operations nobody holds
+   * whose job was lost, enqueueing them again. Resolves once jobs are taken;
+   * `stop()` stops taking them and lets the ones in flight finish first.
+   * QUEUE_NOT_CONFIGURED without a step queue (`execution: queue`).
+   */
+  async work(): Promise<void> {
+    const { runtime } = this.requireAccepting();
+    const queue = this.stepQueue;
+    if (!queue) throw new HookgateError('QUEUE_NOT_CONFIGURED', 'this kernel has no step queue: set execution: queue (and queue.redis) in the config to run workers');
+    await queue.consume((step) => runtime.runQueuedStep(step));
+    await runtime.startTakeOver(this.config.runtime?.leaseMs ?? DEFAULT_LEASE_MS).catch((err: unknown) =>
+      this.logger.warn('the queue sweep failed', { error: errorMessage(err) }),
+    );
+  }
+
+  /**
+   * Refuses new work, stops taking queued steps (queue mode: in-flight steps
+   * finish and enqueue their next), stops the runtime loops, then stops
+   * plugins in reverse start order. Idempotent.
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    await this.stepQueue?.stopConsuming().catch((err: unknown) => this.logger.warn('could not stop taking queued steps', { error: errorMessage(err) }));
     await this.runtime?.shutdown();
     await this.host.stop();
   }

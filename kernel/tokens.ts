@@ -17,6 +17,7 @@ import type { UserDirectory as UserDirectoryContract } from './user-directory.js
 import type { ToolPolicy } from './tool-policy.js';
 import type { AgentSource } from './runtime/agent-source.js';
 import type { Sandbox as SandboxContract } from './sandbox.js';
+import type { StepQueue as StepQueueContract } from './step-queue.js';
 
 // Bound by the kernel itself.
 
@@ -78,3 +79,11 @@ export const AgentSources = createToken<AgentSource>('agent-source', { multi: tr
 export const Sandbox = createToken<SandboxContract>('sandbox');
 /** The sandbox contract (kernel/sandbox.ts). */
 export type Sandbox = SandboxContract;
+/**
+ * Queue mode (`execution: queue`, plugin `execution-queue`): each step of an
+ * operation is a job on a queue that workers take. Bound, the kernel only
+ * admits and enqueues; `kernel.work()` makes the process a worker.
+ */
+export const StepQueue = createToken<StepQueueContract>('step-queue');
+/** The step queue contract (kernel/step-queue.ts). */
+export type StepQueue = StepQueueContract;

@@ -15,9 +15,10 @@ import toolsBuiltin from './tools-builtin/index.js';
 import transportFetch from './transport-fetch/index.js';
 import transportQstash from './transport-qstash/index.js';
 import sandboxLocal from './sandbox-local/index.js';
+import executionQueue from './execution-queue/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, storePostgres, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, storePostgres, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal, executionQueue];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:
@@ -25,7 +26,10 @@ export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, sto
  * and drops the other store plugins. A new driver is a new plugin, not an edit here.
  */
 function selectedDrivers(config: HookgateConfig): { kind: string; field: string; name: string }[] {
-  return [{ kind: 'store', field: 'store.driver', name: config.store.driver }];
+  const drivers = [{ kind: 'store', field: 'store.driver', name: config.store.driver }];
+  // In-process execution is the kernel's own: no plugin offers it, so every execution plugin is dropped below.
+  if (config.execution === 'queue') drivers.push({ kind: 'execution', field: 'execution', name: 'queue' });
+  return drivers;
 }
 
 /**
@@ -38,6 +42,7 @@ function selectedDrivers(config: HookgateConfig): { kind: string; field: string;
  */
 export function pluginsForConfig(config: HookgateConfig, extra: readonly Plugin[] = []): Plugin[] {
   let plugins = [...BUNDLED_PLUGINS, ...extra];
+  if (config.execution !== 'queue') plugins = plugins.filter((p) => !(p.drivers ?? []).some((d) => d.kind === 'execution'));
   for (const { kind, field, name } of selectedDrivers(config)) {
     const offering = plugins.filter((p) => (p.drivers ?? []).some((d) => d.kind === kind));
     const chosen = offering.filter((p) => (p.drivers ?? []).some((d) => d.kind === kind && d.name === name));

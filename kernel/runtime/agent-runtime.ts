@@ -15,6 +15,7 @@ import { agentAtStart, agentSourceOf, readStepAgent } from './agent-source-step.
 import { sourceFinishing, sourceSettled, sourceStartCommit, takeThreadValues, type ClosingWrites } from './agent-source-lifecycle.js';
 import type { OperationDriver } from './operation-driver.js';
 import { InProcessDriver } from './in-process-driver.js';
+import type { QueuedStep, QueuedStepOutcome, StepQueue } from '../step-queue.js';
 import { PARENT_TOOL_CALL_KEY, type ExecAgentOptions, type HumanDecision } from './exec-agent-options.js';
 import { baseEvent, dispatchHook } from './operation-dispatch.js';
 import { acquireTurn, inTurn, releaseTurn } from './operation-turn.js';
@@ -62,7 +63,15 @@ export class AgentRuntime {
   /** Who runs what: an operation's loop runs only while this process holds its lease (see OperationDriver). */
   readonly driver: OperationDriver;
 
-  constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver) {
+  /**
+   * Queue mode: with a step queue, no loop starts on admission, decision or
+   * completion; the operation's next step is enqueued instead and a worker
+   * runs it (`runQueuedStep`), one step per job.
+   */
+  private readonly queue: StepQueue | undefined;
+
+  constructor(private readonly deps: RuntimeDeps, driver?: OperationDriver, queue?: StepQueue) {
+    this.queue = queue;
     this.driver = driver ?? new InProcessDriver(deps.store, deps.logger);
     this.waiters = new OperationWaiters(deps.store, deps.logger, (id) => {
       const op = this.running.get(id);
@@ -96,8 +105,8 @@ export class AgentRuntime {
           agent,
           context,
           state,
-          // Created claimed by this process: the loop's first claim costs no write of its own.
-          lease: this.driver.leaseRequest(),
+          // Created claimed by this process: the loop's first claim costs no write of its own (queue mode: a worker claims it).
+          ...(this.queue ? {} : { lease: this.driver.leaseRequest() }),
         },
         [images === undefined ? { role: 'user', content: options.prompt } : { role: 'user', content: options.prompt, images }],
         this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
@@ -106,13 +115,16 @@ export class AgentRuntime {
       this.deps.dispatcher.unregister(operationId);
       throw err;
     }
-    this.driver.adopt(operationId);
+    if (!this.queue) this.driver.adopt(operationId);
     // The thread's history and the new prompt, read once: the step loop keeps it up to date from its own commits.
     const messages = await this.deps.store.listThreadMessages(record.threadId);
     // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects.
     const op = this.track(record, agent, messages, this.deps.dispatcher.getRegisteredHooks(operationId), options);
     this.deps.events.emit({ type: 'operation_started', operationId, agentId: agent.id, parentOperationId: options.parentOperationId });
-    this.launch(op);
+    // Queue mode: admitted once its first step is enqueued (a queue that is down rejects here; the operation stays
+    // stored as running and a worker's sweep enqueues it later).
+    if (this.queue) await this.handToQueue(op);
+    else this.launch(op);
     return operationId;
   }
 
@@ -218,7 +230,8 @@ export class AgentRuntime {
     if (isSettled(record, until)) return copyRecord(record);
     // Not run here: wait on the store while another process holds its lease; otherwise nobody runs it (as it is).
     const elsewhere = !live?.loopActive && (await this.runElsewhere(operationId));
-    if (!live && !elsewhere && record.status !== 'waiting_tool') return copyRecord(record);
+    // Queue mode: a running operation is run by whichever worker takes its next step, so it is waited on in the store.
+    if (!live && !elsewhere && record.status !== 'waiting_tool' && !(this.queue && record.status === 'running')) return copyRecord(record);
     const settled = this.waiters.add(operationId, until);
     // Not run here (parked, or run elsewhere): whoever moves it on may be another process, so the store is read.
     if (!live?.loopActive) this.waiters.watch(operationId);
@@ -247,6 +260,12 @@ export class AgentRuntime {
       if (this.running.get(record.id)?.loopActive) continue;
       const lease = await this.deps.store.getLease(record.id);
       if (lease !== undefined && lease.expiresAt > Date.now()) continue;
+      if (this.queue) {
+        // Queue mode: a step whose job was lost (a worker killed between its commit and its enqueue, a queue that was
+        // down at admission) is enqueued again, never claimed here: the job id makes this a no-op when the job exists.
+        if (await this.enqueueSafely({ operationId: record.id, version: record.version })) taken.push(record.id);
+        continue;
+      }
       try {
         await this.resume(record.id);
         taken.push(record.id);
@@ -313,6 +332,88 @@ export class AgentRuntime {
     this.running.clear();
   }
 
+  /**
+   * Queue mode, in a worker: runs the one step of `step`'s job. Claims the
+   * operation's lease (`later`, at the holder's expiry, while another process
+   * holds it); a job whose version is no longer the stored one, or whose
+   * operation parked or finished, runs nothing (`skipped`) and makes sure
+   * the current version's job exists (a worker killed between a commit and
+   * its enqueue left none). Otherwise one loop iteration runs here (a step,
+   * a park or the finish, committed with compare-and-swap), the lease is
+   * released, and a still running operation's next step is enqueued. Rejects
+   * on an unexpected failure (the queue retries the job); a failing step
+   * fails its operation as in-process.
+   */
+  async runQueuedStep(step: QueuedStep): Promise<QueuedStepOutcome> {
+    const queue = this.queue;
+    if (!queue) throw new HookgateError('QUEUE_NOT_CONFIGURED', 'this runtime has no step queue (set execution: queue)');
+    const { operationId, version } = step;
+    const here = this.running.get(operationId);
+    // Handed back: a stopping worker runs nothing new, and one operation's loop runs once per process.
+    if (this.stopping || here?.loopActive) return { kind: 'later', at: Date.now() + Math.max(50, Math.floor(this.driver.leaseMs / 10)) };
+    let stored: OperationRecord;
+    try {
+      stored = await this.driver.claim(operationId);
+    } catch (err) {
+      if (isLeased(err)) return { kind: 'later', at: (Date.parse(String((err as HookgateError).details.expiresAt)) || Date.now()) + 10 };
+      if (err instanceof HookgateError && err.code === 'STORE_NOT_FOUND') return { kind: 'skipped' };
+      throw err;
+    }
+    // A copy kept from an earlier step is out of date unless it is at the stored version.
+    if (here && here.record.version !== stored.version) this.running.delete(operationId);
+    if (stored.version !== version || stored.status !== 'running') {
+      await this.driver.release(operationId);
+      if (stored.status === 'running' && stored.version > version) await queue.enqueue({ operationId, version: stored.version });
+      return { kind: 'skipped' };
+    }
+    let op: RunningOperation;
+    try {
+      op = await this.get(operationId);
+    } catch (err) {
+      await this.driver.release(operationId);
+      throw err;
+    }
+    op.queuedRun = { steps: 0 };
+    this.launch(op);
+    await op.loop;
+    op.queuedRun = undefined;
+    // Not kept: the next step may run in another worker, so this copy goes out of date.
+    if (this.running.get(operationId) === op && !op.loopActive) this.running.delete(operationId);
+    if (!op.stale && op.record.status === 'running') await queue.enqueue({ operationId, version: op.record.version });
+    return { kind: 'ran' };
+  }
+
+  /**
+   * Queue mode: the operation's next step goes to the queue instead of a loop
+   * here. The copy is dropped (a worker moves the operation on) and so are
+   * in-memory hook registrations (workers deliver the persisted webhooks);
+   * the lease is released first, so the worker that takes the job can claim
+   * it at once. Rejects with the queue's error (logged).
+   */
+  private async handToQueue(op: RunningOperation): Promise<void> {
+    const step = { operationId: op.record.id, version: op.record.version };
+    if (this.running.get(step.operationId) === op) this.running.delete(step.operationId);
+    this.deps.dispatcher.unregister(step.operationId);
+    await this.driver.release(step.operationId);
+    try {
+      await this.queue!.enqueue(step);
+    } catch (err) {
+      this.deps.logger.error('could not enqueue the next step of an operation; a worker\'s sweep enqueues it later', { ...step, error: errorMessage(err) });
+      throw err;
+    }
+  }
+
+  /** `enqueue` for the takeover sweep: false (logged) when the queue refused. */
+  private async enqueueSafely(step: QueuedStep): Promise<boolean> {
+    try {
+      await this.queue!.enqueue(step);
+      return true;
+    } catch (err) {
+      this.deps.logger.warn('the sweep could not enqueue an operation\'s step', { ...step, error: errorMessage(err) });
+      return false;
+    }
+  }
+
   /** Whether another process holds an unexpired lease on the operation. */
   private async runElsewhere(operationId: string): Promise<boolean> {
     const lease = await this.deps.store.getLease(operationId);
@@ -369,6 +470,10 @@ export class AgentRuntime {
   }
 
   private launch(op: RunningOperation): void {
+    if (this.queue && op.queuedRun === undefined) {
+      void this.handToQueue(op).catch(() => undefined);
+      return;
+    }
     const loop = {};
     op.loopActive = true;
     op.loopToken = loop;
@@ -410,6 +515,8 @@ export class AgentRuntime {
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
+      // Queue mode: one step per job; the step after it is the next job's (runQueuedStep enqueues it).
+      if (op.queuedRun !== undefined && op.queuedRun.steps++ > 0) return;
       // Each step takes the operation's turn inline (no closure and no extra async frame per step on the hot path).
       const turn = acquireTurn(op);
       if (turn) await turn;

@@ -30,6 +30,8 @@ export interface RunningOperation {
   exclusiveHeld?: boolean;
   /** The ones waiting for their turn, in arrival order. */
   exclusiveWaiters?: Array<() => void>;
+  /** Queue mode: this loop runs one job's step (`runQueuedStep`); `steps` counts the loop's iterations, and the second ends it. */
+  queuedRun?: { steps: number };
   /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
   fromStore?: boolean;
   /** Its terminal state is being committed and announced here (AgentRuntime.finish): its waiters are resolved here, after onComplete, not from the store. */

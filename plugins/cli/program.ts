@@ -11,6 +11,7 @@ import { decideCommand, runCommand } from './run-command.js';
 import { abortCommand, resumeCommand } from './recovery-commands.js';
 import { pruneCommand } from './prune-command.js';
 import { serveCommand, serveTokenCommand } from './serve-command.js';
+import { workerCommand } from './worker-command.js';
 import { storeName } from './store-name.js';
 import { usageText } from './usage-text.js';
 import { serveWebhookReceiver } from './webhook-receiver.js';
@@ -206,6 +207,14 @@ export function buildProgram(): Command {
     .argument('[name]', 'a name for the token (shown in logs, never the token)', 'default')
     .action((name: string) => {
       exitWith(serveTokenCommand(name));
+    });
+
+  program
+    .command('worker')
+    .description('queue mode (execution: queue): run the steps of operations from Redis until SIGTERM or SIGINT, which let the steps in flight finish first')
+    .argument('[modules...]', 'agent modules (.js/.mjs) whose operations this worker runs, besides those in serve.agents')
+    .action(async (modules: string[]) => {
+      exitWith(await workerCommand(session, modules));
     });
 
   const webhook = program.command('webhook').description('tools for webhook receivers');

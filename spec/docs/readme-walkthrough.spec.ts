@@ -38,6 +38,7 @@ const HELP_ONLY: Record<string, string> = {
   abort: 'acts on a running or parked operation',
   'webhook verify': 'a receiver that serves until it is stopped',
   serve: 'a server that runs until it is stopped; spec/cli/serve.spec.ts drives it over HTTP',
+  worker: 'runs steps from Redis until it is stopped; spec/plugins/execution-queue drives two of them',
   init: 'writes a project into a folder; spec/cli/init.spec.ts runs it, then run and policy test on what it wrote',
 };
 
