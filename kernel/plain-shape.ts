@@ -6,17 +6,31 @@
  */
 
 /**
- * Whether `value` is a plain object (its prototype is Object.prototype, which
- * has no `toJSON`) whose own enumerable keys are exactly `keys`, in that order.
- * Synchronous, never throws for an object; an own `__proto__` key, a missing
- * or extra key, another order, a class instance or a null prototype all answer
- * false, so the caller falls back to the generic copy.
+ * The own enumerable keys of a plain object (its prototype is
+ * Object.prototype, which has no `toJSON`), in order; undefined for a class
+ * instance, a null prototype or while Object.prototype has a `toJSON`.
+ * Synchronous; never throws for an object.
+ */
+export function plainKeys(value: object): string[] | undefined {
+  if (Object.getPrototypeOf(value) !== Object.prototype || OBJECT_PROTOTYPE.toJSON !== undefined) return undefined;
+  return Object.keys(value);
+}
+
+/**
+ * Whether `value` is a plain object (see {@link plainKeys}) whose own
+ * enumerable keys are exactly `keys`, in that order. An own `__proto__` key,
+ * a missing or extra key, another order, a class instance or a null
+ * prototype all answer false, so the caller falls back to the generic copy.
  */
 export function hasExactKeys(value: object, keys: readonly string[]): boolean {
-  if (Object.getPrototypeOf(value) !== Object.prototype || OBJECT_PROTOTYPE.toJSON !== undefined) return false;
-  const own = Object.keys(value);
-  if (own.length !== keys.length) return false;
-  for (let i = 0; i < own.length; i++) if (own[i] !== keys[i]) return false;
+  const own = plainKeys(value);
+  return own !== undefined && startsWithKeys(own, keys) && own.length === keys.length;
+}
+
+/** Whether `own` starts with `keys`, in that order. */
+export function startsWithKeys(own: readonly string[], keys: readonly string[]): boolean {
+  if (own.length < keys.length) return false;
+  for (let i = 0; i < keys.length; i++) if (own[i] !== keys[i]) return false;
   return true;
 }
 

@@ -1,5 +1,5 @@
 import { jsonCopy } from './json-copy.js';
-import { hasExactKeys, isFiniteNumber, isPlainArray } from './plain-shape.js';
+import { hasExactKeys, isFiniteNumber, isPlainArray, plainKeys, startsWithKeys } from './plain-shape.js';
 import type { ToolCall, ToolResult, Usage } from './messages.js';
 import type { OperationState } from './store.js';
 
@@ -18,6 +18,8 @@ const STATE_KEYS = ['stepIndex', 'usage', 'pendingToolCalls', 'approvedToolCallI
 const CALL_KEYS = ['id', 'identifier', 'apiName', 'args', 'nativeId'] as const;
 const CALL_KEYS_NO_NATIVE = ['id', 'identifier', 'apiName', 'args'] as const;
 const RESULT_KEYS = ['content', 'success', 'executionTime'] as const;
+const SUMMARY_RESULT_KEYS = ['toolCallId', 'success', 'error'] as const;
+const SUMMARY_RESULT_KEYS_NO_ERROR = ['toolCallId', 'success'] as const;
 
 /** A copy of a usage record. */
 export function copyUsage(usage: Usage): Usage {
@@ -51,18 +53,81 @@ export function copyToolResult<T extends ToolResult | undefined>(result: T): T {
 
 /** A copy of an operation state. */
 export function copyOperationState(state: OperationState): OperationState {
-  if (typeof state === 'object' && state !== null && hasExactKeys(state, STATE_KEYS)) {
+  const keys = typeof state === 'object' && state !== null ? plainKeys(state) : undefined;
+  if (keys !== undefined && startsWithKeys(keys, STATE_KEYS)) {
     const { stepIndex, usage, pendingToolCalls, approvedToolCallIds, modelTurns, compactions } = state;
     // A usage that is not an object would be left out by the generic copy, not written as undefined.
     if (isFiniteNumber(stepIndex) && isFiniteNumber(modelTurns) && isFiniteNumber(compactions) && typeof usage === 'object' && usage !== null) {
       const pending = callsCopy(pendingToolCalls);
       const approved = stringsCopy(approvedToolCallIds);
       if (pending !== undefined && approved !== undefined) {
-        return { stepIndex, usage: copyUsage(usage), pendingToolCalls: pending, approvedToolCallIds: approved, modelTurns, compactions };
+        const out: OperationState = { stepIndex, usage: copyUsage(usage), pendingToolCalls: pending, approvedToolCallIds: approved, modelTurns, compactions };
+        // The runtime's state carries `lastText` (often undefined) and, when it finishes, `approval: undefined`.
+        if (keys.length === STATE_KEYS.length || copyPrimitiveTail(state, keys, STATE_KEYS.length, out)) return out;
       }
     }
   }
   return jsonCopy(state);
+}
+
+/** A copy of a step's summary (what the runtime's `summarize` makes: content, tool call names, tool results). */
+export function copyStepSummary(summary: Record<string, unknown>): Record<string, unknown> {
+  const keys = typeof summary === 'object' && summary !== null ? plainKeys(summary) : undefined;
+  if (keys !== undefined) {
+    const out: Record<string, unknown> = {};
+    let usual = true;
+    for (let i = 0; i < keys.length && usual; i++) {
+      const key = keys[i]!;
+      if (key === 'content') {
+        const content = summary.content;
+        if (typeof content === 'string') out.content = content;
+        else usual = false;
+      } else if (key === 'toolCalls') {
+        const names = stringsCopy(summary.toolCalls);
+        if (names !== undefined) out.toolCalls = names;
+        else usual = false;
+      } else if (key === 'toolResults') {
+        const results = resultsCopy(summary.toolResults);
+        if (results !== undefined) out.toolResults = results;
+        else usual = false;
+      } else usual = false;
+    }
+    if (usual) return out;
+  }
+  return jsonCopy(summary);
+}
+
+/**
+ * Copies the keys of `source` from `keys[from]` on into `out` when each is
+ * undefined (left out, as JSON leaves it out) or a string, boolean or finite
+ * number; false, with `out` to be dropped, for anything else.
+ */
+function copyPrimitiveTail(source: object, keys: readonly string[], from: number, out: object): boolean {
+  for (let i = from; i < keys.length; i++) {
+    const key = keys[i]!;
+    const value = (source as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    // An own "__proto__" would set the copy's prototype here: the generic copy defines it as data.
+    if (key === '__proto__' || !(typeof value === 'string' || typeof value === 'boolean' || isFiniteNumber(value))) return false;
+    (out as Record<string, unknown>)[key] = value;
+  }
+  return true;
+}
+
+/** Summary tool results ({ toolCallId, success, error }), else undefined. */
+function resultsCopy(items: unknown): Array<Record<string, unknown>> | undefined {
+  if (!isPlainArray(items)) return undefined;
+  const out: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < items.length; i++) {
+    const r = items[i] as { toolCallId?: unknown; success?: unknown; error?: unknown } | undefined;
+    if (typeof r !== 'object' || r === null || !(hasExactKeys(r, SUMMARY_RESULT_KEYS) || hasExactKeys(r, SUMMARY_RESULT_KEYS_NO_ERROR))) return undefined;
+    const { toolCallId, success, error } = r;
+    if (typeof toolCallId !== 'string' || typeof success !== 'boolean') return undefined;
+    if (error === undefined) out.push({ toolCallId, success });
+    else if (typeof error === 'string') out.push({ toolCallId, success, error });
+    else return undefined;
+  }
+  return out;
 }
 
 /** The copy when every call has the usual shape, else undefined (the caller then uses jsonCopy). */

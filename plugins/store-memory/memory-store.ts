@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
-import { copyOperationState, copyUsage } from '../../kernel/step-copies.js';
+import { copyOperationState, copyStepSummary, copyUsage } from '../../kernel/step-copies.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
 import { leaseWindow } from '../../kernel/lease-window.js';
 import { defaultThreadId, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../../kernel/store.js';
@@ -646,7 +646,7 @@ export class MemoryStore implements Store {
       startedAt: step.startedAt,
       finishedAt: step.finishedAt,
       usage: copyUsage(step.usage),
-      summary: copy(step.summary ?? {}),
+      summary: copyStepSummary(step.summary ?? {}),
     };
   }
 }

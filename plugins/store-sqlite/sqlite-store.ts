@@ -47,7 +47,7 @@ import {
   toThreadRecord,
 } from './rows.js';
 import { OperationSeqs, type LogTail } from './operation-seqs.js';
-import { stateJson, toolCallsJson, toolResultJson, usageJson } from './step-json.js';
+import { stateJson, summaryJson, toolCallsJson, toolResultJson, usageJson } from './step-json.js';
 import { AgentTexts } from './agent-texts.js';
 import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
@@ -433,7 +433,7 @@ export class SqliteStore implements Store {
         const key = nextKey;
         try {
           s.insertStepAndMessage.run(key, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, usageJson(step.usage),
-            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null,
+            summaryJson(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null,
             key + 1, seq, now, tail.nextMessageSeq, only.role, only.content, toolCallsJson(only.toolCalls) ?? null, only.toolCallId ?? null, toolResultJson(only.toolResult) ?? null);
         } catch (err) {
           if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${ids.forKey(key + 1)} already exists`, { cause: err });
@@ -444,7 +444,7 @@ export class SqliteStore implements Store {
       } else {
         if (step) {
           s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, usageJson(step.usage),
-            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
+            summaryJson(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
         }
         records = messages.length
           ? this.insertMessages(s, operationId, seq, nextKey, tail.nextMessageSeq, tail.positionBase, messages, now)
