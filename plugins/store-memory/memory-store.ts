@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
+import { copyOperationState, copyStepSummary, copyUsage } from '../../kernel/step-copies.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
 import { leaseWindow } from '../../kernel/lease-window.js';
 import { defaultThreadId, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../../kernel/store.js';
@@ -291,7 +292,7 @@ export class MemoryStore implements Store {
       }
     }
     // Copy before mutating: a value JSON cannot carry would throw here, not halfway through.
-    const state = copy(commit.state);
+    const state = copyOperationState(commit.state);
     const error = copy(commit.error);
     const threadValues = commit.threadValues === undefined ? undefined : copy(commit.threadValues);
     const step = commit.step ? this.toStepRecord(operationId, commit.step) : undefined;
@@ -300,7 +301,8 @@ export class MemoryStore implements Store {
     const inserted = this.toMessageRecords(operationId, stored.length === 0 ? 0 : stored[stored.length - 1]!.seq, thread.lastPosition, newMessages, now);
     if (step) this.steps.get(operationId)!.push(step);
     this.store(stored, thread, inserted);
-    const result = copy(inserted);
+    // The caller's copies, rebuilt as the stored ones were built (same keys in the same order, nothing shared).
+    const result = inserted.map((r) => newMessageRecord(r, r.id, r.operationId, r.seq, r.position, r.createdAt));
     if (commit.compact) {
       const ids = new Set(commit.compact.messageIds);
       for (const m of thread.messages) if (ids.has(m.id)) m.compactedInto = commit.compact.summaryId;
@@ -643,8 +645,8 @@ export class MemoryStore implements Store {
       kind: step.kind,
       startedAt: step.startedAt,
       finishedAt: step.finishedAt,
-      usage: copy(step.usage),
-      summary: copy(step.summary ?? {}),
+      usage: copyUsage(step.usage),
+      summary: copyStepSummary(step.summary ?? {}),
     };
   }
 }

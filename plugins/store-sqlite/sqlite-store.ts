@@ -47,6 +47,7 @@ import {
   toThreadRecord,
 } from './rows.js';
 import { OperationSeqs, type LogTail } from './operation-seqs.js';
+import { stateJson, summaryJson, toolCallsJson, toolResultJson, usageJson } from './step-json.js';
 import { AgentTexts } from './agent-texts.js';
 import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
@@ -405,7 +406,7 @@ export class SqliteStore implements Store {
       return record;
     });
     this.commitStepTx = db.transaction((operationId: string, commit: StepCommit, now: string) => {
-      const state = JSON.stringify(commit.state);
+      const state = stateJson(commit.state);
       // Read under the write lock: equal to the tail's, nobody else committed since this connection last read or wrote it.
       const dataVersion = s.dataVersion.get()!;
       const tail = this.seqs.tail(operationId, dataVersion) ?? this.probeTail(s, operationId, dataVersion);
@@ -431,9 +432,9 @@ export class SqliteStore implements Store {
         // The step loop's usual commit: its step and one message with a generated id, one statement for both rows.
         const key = nextKey;
         try {
-          s.insertStepAndMessage.run(key, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
-            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null,
-            key + 1, seq, now, tail.nextMessageSeq, only.role, only.content, toJson(only.toolCalls), only.toolCallId ?? null, toJson(only.toolResult));
+          s.insertStepAndMessage.run(key, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, usageJson(step.usage),
+            summaryJson(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null,
+            key + 1, seq, now, tail.nextMessageSeq, only.role, only.content, toolCallsJson(only.toolCalls) ?? null, only.toolCallId ?? null, toolResultJson(only.toolResult) ?? null);
         } catch (err) {
           if (isDuplicateKeyError(err)) throw new HookgateError('STORE_CONFLICT', `Message ${ids.forKey(key + 1)} already exists`, { cause: err });
           throw err;
@@ -442,8 +443,8 @@ export class SqliteStore implements Store {
         nextKey += 2;
       } else {
         if (step) {
-          s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage),
-            JSON.stringify(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
+          s.insertStep.run(nextKey++, seq, now, step.stepIndex, step.kind, step.startedAt, step.finishedAt, usageJson(step.usage),
+            summaryJson(step.summary ?? {}), stateInStep ? state : null, stateInStep ? version : null);
         }
         records = messages.length
           ? this.insertMessages(s, operationId, seq, nextKey, tail.nextMessageSeq, tail.positionBase, messages, now)

@@ -5,6 +5,7 @@ import type { DecisionRecord, NewOperation, OperationState, Store } from '../../
 import { describePruneContract } from './store-prune-contract.js';
 import { describeSubmissionsContract } from './store-submissions-contract.js';
 import { describeToolStepsContract } from './store-tool-steps-contract.js';
+import { STATE_CASES, SUMMARY_CASES, TOOL_CALLS_CASES, TOOL_RESULT_CASES, USAGE_CASES, type OddCase } from '../kernel/odd-step-records.js';
 
 /** Asserts a promise rejects with a HookgateError of `code`, and returns the error. */
 export async function rejectsWithCode(promise: Promise<unknown>, code: ErrorCode): Promise<Error> {
@@ -461,6 +462,35 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         assert.equal(tool!.toolCallId, 'call_1');
         assert.deepEqual(tool!.toolResult, toolResult);
         assert.equal(tool!.operationId, 'op-1');
+      });
+
+      it('stores odd step records exactly as a JSON round trip keeps them (the per-shape copies and texts fall back)', async () => {
+        /** What a JSON column holds for `value`, read back. */
+        const roundTrip = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+        // jsonCopy calls toJSON() without the key JSON.stringify passes ("args"): a difference of the two stores older than these paths.
+        const calls = TOOL_CALLS_CASES.filter((c) => c.name !== 'arguments with toJSON');
+        // jsonCopy keeps -0 where a JSON column reads back 0 (older too; no step record carries -0).
+        const usages = USAGE_CASES.filter((c) => c.name !== 'negative zero and fractions');
+        const rounds = Math.max(STATE_CASES.length, calls.length, TOOL_RESULT_CASES.length, usages.length, SUMMARY_CASES.length);
+        let stepIndex = 0;
+        for (let i = 0; i < rounds; i++) {
+          const pick = <T>(cases: Array<OddCase<T>>): OddCase<T> => cases[i % cases.length]!;
+          const [st, use, sum, cs, res] = [pick(STATE_CASES), pick(usages), pick(SUMMARY_CASES), pick(calls), pick(TOOL_RESULT_CASES)];
+          const label = `state ${st.name}, usage ${use.name}, summary ${sum.name}, calls ${cs.name}, result ${res.name}`;
+          const step = () => ({ operationId: 'op-1', stepIndex: stepIndex++, kind: 'call_llm' as const, startedAt: 'a', finishedAt: 'b', usage: use.make(), summary: sum.make() });
+          // The step loop's two usual commits: a model step with its assistant message, a tool step with its result.
+          const [assistant] = await store.commitStep('op-1', { state: st.make(), step: step(), messages: [{ role: 'assistant', content: '', toolCalls: cs.make() }] });
+          assert.deepStrictEqual(assistant!.toolCalls, roundTrip(cs.make()), label);
+          assert.deepStrictEqual((await store.getOperation('op-1'))!.state, roundTrip(st.make()), label);
+          const [tool] = await store.commitStep('op-1', { state: st.make(), step: step(), messages: [{ role: 'tool', content: 'r', toolCallId: 'c', toolResult: res.make() }] });
+          assert.deepStrictEqual(tool!.toolResult, roundTrip(res.make()), label);
+          const messages = await store.listMessages('op-1');
+          assert.deepStrictEqual(messages.at(-2)!.toolCalls, roundTrip(cs.make()), label);
+          assert.deepStrictEqual(messages.at(-1)!.toolResult, roundTrip(res.make()), label);
+          const steps = await store.listSteps('op-1');
+          assert.deepStrictEqual(steps.at(-1)!.usage, roundTrip(use.make()), label);
+          assert.deepStrictEqual(steps.at(-1)!.summary, roundTrip(sum.make()), label);
+        }
       });
 
       it('rejects an unknown operation with STORE_NOT_FOUND', async () => {
