@@ -45,6 +45,14 @@ export interface AgentView {
   readonly description?: string;
 }
 
+/** What a source is told when asked for the thread values of a commit (`AgentSource.threadValues`). */
+export interface AgentThreadValuesContext {
+  readonly operationId: string;
+  readonly threadId: string;
+  /** The operation's last message `seq` after the commit about to be written (its own messages counted). */
+  readonly seqAfterCommit: number;
+}
+
 /** What a source is told when asked for a view. */
 export interface AgentSourceContext {
   /** The operation the view is for. */
@@ -115,9 +123,12 @@ export interface AgentSource {
    * runtime is about to make for this operation (a step, a lifecycle commit,
    * the terminal commit), when the source changed them since it was last
    * asked; undefined: unchanged. What it returns is written in the same
-   * transaction (`StepCommit.threadValues`).
+   * transaction (`StepCommit.threadValues`). `context.seqAfterCommit` is the
+   * `seq` the operation's last message will have once the commit is written
+   * (what the commit appends included), so a source can place what it
+   * writes relative to the messages committed with it.
    */
-  threadValues?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): Record<string, unknown> | undefined;
+  threadValues?(ref: string, context: AgentThreadValuesContext): Record<string, unknown> | undefined;
   /**
    * Optional, synchronous: what the source says at the model turn about to
    * run (a turn boundary), asked after the step's view was read. `messages`

@@ -288,7 +288,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     },
 
     threadValues(_ref, context) {
-      return sessions.get(context.operationId)?.buffer.take();
+      return sessions.get(context.operationId)?.buffer.take(context.seqAfterCommit);
     },
 
     settled(_ref, context) {

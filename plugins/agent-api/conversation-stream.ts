@@ -37,6 +37,7 @@ export type ConversationStreamChunkBody =
   | { type: 'tool-output'; conversationId: string; toolCallId: string; output: unknown; durationMs?: number; timestamp: string }
   | { type: 'tool-output-error'; conversationId: string; toolCallId: string; errorText: string; durationMs?: number; timestamp: string }
   | { type: 'message-completed'; conversationId: string; messageId: string; timestamp: string }
+  | { type: 'data-part'; conversationId: string; messageId: string; name: string; data: unknown }
   | {
       type: 'submission-settled';
       conversationId: string;
