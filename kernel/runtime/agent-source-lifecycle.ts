@@ -43,6 +43,27 @@ export async function sourceStartCommit(deps: RuntimeDeps, op: RunningOperation)
 }
 
 /**
+ * What each delivery joining at this model turn brings (the source's
+ * `joining`, asked once per delivery in order): the messages that go right
+ * after it. Undefined for a source without `joining`. Rejects with
+ * AGENT_SOURCE_FAILED / AGENT_SOURCE_INVALID like `start`.
+ */
+export async function sourceJoining(deps: RuntimeDeps, op: RunningOperation, deliveries: readonly { id: string; content: string }[]): Promise<Array<readonly NewMessage[]> | undefined> {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  if (source.joining === undefined) return undefined;
+  const after: Array<readonly NewMessage[]> = [];
+  for (const d of deliveries) {
+    const outcome = await askLifecycle(source, sourceId, op, 'joining', { ...lifecycleContext(op), delivery: { id: d.id, content: d.content } });
+    const messages = outcome?.messages ?? [];
+    if (messages.some((m) => m === null || typeof m !== 'object' || m.role !== 'user' || typeof m.content !== 'string')) {
+      throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from joining messages that are not user messages`, { details: { source: sourceId } });
+    }
+    after.push(messages);
+  }
+  return after;
+}
+
+/**
  * Asks the source's `finishing` where the operation would finish `done`:
  * messages returned continue it (the commit appends them and counts the
  * continuation); otherwise it finishes with the metadata returned and the
@@ -142,7 +163,7 @@ async function askLifecycle<C extends AgentLifecycleContext>(
   source: AgentSource,
   sourceId: string,
   op: RunningOperation,
-  member: 'start' | 'finishing',
+  member: 'start' | 'finishing' | 'joining',
   context: C,
 ): Promise<AgentLifecycleOutcome | undefined> {
   try {
@@ -153,7 +174,7 @@ async function askLifecycle<C extends AgentLifecycleContext>(
     return outcome;
   } catch (err) {
     if (err instanceof HookgateError && err.code === 'AGENT_SOURCE_INVALID') throw err;
-    throw sourceFailed(sourceId, op.record.agentId, context.stepIndex, err, member === 'start' ? 'start' : 'finish');
+    throw sourceFailed(sourceId, op.record.agentId, context.stepIndex, err, member === 'finishing' ? 'finish' : member === 'joining' ? 'join a delivery into' : 'start');
   }
 }
 

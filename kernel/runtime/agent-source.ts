@@ -119,6 +119,17 @@ export interface AgentSource {
    */
   finishing?(ref: string, context: AgentFinishingContext): AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>;
   /**
+   * Optional: called at a model turn that takes a joining delivery
+   * (`Operations.deliverAtNextTurn`), once per delivery in arrival order,
+   * before the model is asked. `messages` returned go in front of the model
+   * right after that delivery and are stored with it in the turn's commit
+   * (user role); `metadata` is ignored (a joined delivery is part of the
+   * response already started). A throw or rejection ends the operation in
+   * error (AGENT_SOURCE_FAILED); the deliveries it took were not stored, so
+   * their senders deliver them otherwise.
+   */
+  joining?(ref: string, context: AgentJoiningContext): AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>;
+  /**
    * Optional, synchronous: the thread's values to write with the commit the
    * runtime is about to make for this operation (a step, a lifecycle commit,
    * the terminal commit), when the source changed them since it was last
@@ -160,6 +171,11 @@ export interface AgentFinishingContext extends AgentLifecycleContext {
   readonly toolCalls: ReadonlyArray<{ readonly identifier: string; readonly apiName: string; readonly isError: boolean }>;
   /** The operation's usage so far. */
   readonly usage: Usage;
+}
+
+/** What `joining` is told besides: the delivery joining at this turn (its stored message id and text). */
+export interface AgentJoiningContext extends AgentLifecycleContext {
+  readonly delivery: { readonly id: string; readonly content: string };
 }
 
 /** What a source says at a model turn: messages in front of the model, and the state it keeps about them. */
