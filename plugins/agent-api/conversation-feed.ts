@@ -1,7 +1,8 @@
 import type { OperationEvents } from '../../kernel/runtime/operation-events.js';
 import type { Store } from '../../kernel/store.js';
 import { ConversationProjector, type ConversationRead } from './conversation-projection.js';
-import type { ConversationChunkPosition, ConversationStreamChunk } from './conversation-stream.js';
+import type { ConversationChunkPosition, ConversationStreamChunk, ConversationStreamChunkBody } from './conversation-stream.js';
+import { nowIso } from '../../kernel/clock.js';
 import type { SubmissionCoordinator } from './submission-coordinator.js';
 
 /** What a follower is handed per read: the new chunks and the position after them. Resolving `true` stops following. */
@@ -15,7 +16,12 @@ const COMMITTING_EVENTS = new Set(['step_finished', 'tool_finished', 'approval_r
 
 interface Follower {
   wake: () => void;
+  /** A live-only chunk body for this tail (handed over in arrival order with the reads). */
+  live: (body: ConversationStreamChunkBody) => void;
 }
+
+/** In a tail's queue: read the store again. */
+const READ = Symbol('read');
 
 /**
  * The live conversation stream of this process's instances: a history read
@@ -43,6 +49,13 @@ export class ConversationFeed {
     if (this.followers.size > 0 && !this.eventsOff && !this.closing.signal.aborted) {
       this.eventsOff = this.events.on((event) => {
         if (COMMITTING_EVENTS.has(event.type)) this.wakeOperation(event.operationId);
+        else if (event.type === 'tool_log') {
+          const { toolCallId, level, message, attributes, truncated } = event;
+          this.forOperation(event.operationId, (threadId) => {
+            const body: ConversationStreamChunkBody = { type: 'tool-log', conversationId: threadId, toolCallId, level, message, ...(attributes !== undefined ? { attributes } : {}), ...(truncated ? { truncated } : {}), timestamp: nowIso() };
+            for (const follower of this.followers.get(threadId) ?? []) follower.live(body);
+          });
+        }
       });
     } else if (this.followers.size === 0 && this.eventsOff) {
       this.eventsOff();
@@ -74,11 +87,17 @@ export class ConversationFeed {
     const signal = options.signal ? AbortSignal.any([options.signal, this.closing.signal]) : this.closing.signal;
     const pollMs = options.pollMs ?? DEFAULT_FOLLOW_POLL_MS;
     let cursor = after;
-    let dirty = true;
+    // Reads and live chunks in the order their causes happened: a log line written before a commit comes before it.
+    const queue: Array<typeof READ | ConversationStreamChunkBody> = [READ];
+    let liveSeq = 0;
     let resolveWait: (() => void) | undefined;
     const follower: Follower = {
       wake: () => {
-        dirty = true;
+        if (queue.at(-1) !== READ) queue.push(READ);
+        resolveWait?.();
+      },
+      live: (body) => {
+        queue.push(body);
         resolveWait?.();
       },
     };
@@ -91,23 +110,30 @@ export class ConversationFeed {
     const readOnce = async (): Promise<boolean> => {
       const { chunks, next } = await this.projector.read(threadId, cursor);
       if (options.signal?.aborted || chunks.length === 0) return false;
+      if (next.batch !== cursor.batch || next.index !== cursor.index) liveSeq = 0;
       cursor = next;
       return (await sink(chunks, next)) === true;
+    };
+    // A live chunk sits right after the last stored chunk handed over (`live` counts from 1); the resume offset stays
+    // there, so a reconnecting reader gets the stored chunks after it and never a live one again.
+    const handLive = async (body: ConversationStreamChunkBody): Promise<boolean> => {
+      const chunk = { ...body, position: { batch: cursor.batch, index: cursor.index, live: ++liveSeq } } as ConversationStreamChunk;
+      return (await sink([chunk], cursor)) === true;
     };
     try {
       for (;;) {
         if (options.signal?.aborted) return;
         // The feed closes once the runtime drained: what the last settlements recorded still reaches the tail.
         if (this.closing.signal.aborted) return void (await readOnce());
-        if (dirty) {
-          // A change during the read sets dirty again: the next turn reads it.
-          dirty = false;
-          if (await readOnce()) return;
+        const next = queue.shift();
+        if (next !== undefined) {
+          // A change during the read queues another read: the next turn makes it.
+          if (next === READ ? await readOnce() : await handLive(next)) return;
           continue;
         }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
-            dirty = true;
+            queue.push(READ);
             resolve();
           }, pollMs);
           resolveWait = () => {
@@ -138,14 +164,19 @@ export class ConversationFeed {
   }
 
   private wakeOperation(operationId: string): void {
+    this.forOperation(operationId, (threadId) => this.wakeThread(threadId));
+  }
+
+  /** Calls `then` with the operation's thread (looked up once, then cached); nothing when it is unknown or the read fails. */
+  private forOperation(operationId: string, then: (threadId: string) => void): void {
     const known = this.threadOfOperation.get(operationId);
-    if (known !== undefined) return this.wakeThread(known);
+    if (known !== undefined) return then(known);
     void this.store.getOperation(operationId).then(
       (op) => {
         if (!op) return;
         if (this.threadOfOperation.size >= 4_096) this.threadOfOperation.delete(this.threadOfOperation.keys().next().value!);
         this.threadOfOperation.set(operationId, op.threadId);
-        this.wakeThread(op.threadId);
+        then(op.threadId);
       },
       () => undefined,
     );
