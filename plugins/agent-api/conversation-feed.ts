@@ -20,6 +20,9 @@ interface Follower {
   live: (body: ConversationStreamChunkBody) => void;
 }
 
+/** The most live-only chunks one tail holds for its sink; more are dropped while it is behind. */
+export const MAX_QUEUED_LIVE = 1_024;
+
 /** In a tail's queue: read the store again. */
 const READ = Symbol('read');
 
@@ -35,6 +38,8 @@ export class ConversationFeed {
   private readonly projector: ConversationProjector;
   private readonly followers = new Map<string, Set<Follower>>();
   private readonly threadOfOperation = new Map<string, string>();
+  /** Operation -> thread look-ups in flight. */
+  private readonly lookups = new Map<string, Promise<string | undefined>>();
   private readonly unsubscribe: Array<() => void> = [];
   private readonly closing = new AbortController();
   /** The kernel-events subscription, held only while a tail is open: a listener makes the runtime build every event. */
@@ -51,10 +56,11 @@ export class ConversationFeed {
         if (COMMITTING_EVENTS.has(event.type)) this.wakeOperation(event.operationId);
         else if (event.type === 'tool_log') {
           const { toolCallId, level, message, attributes, truncated } = event;
-          this.forOperation(event.operationId, (threadId) => {
-            const body: ConversationStreamChunkBody = { type: 'tool-log', conversationId: threadId, toolCallId, level, message, ...(attributes !== undefined ? { attributes } : {}), ...(truncated ? { truncated } : {}), timestamp: nowIso() };
-            for (const follower of this.followers.get(threadId) ?? []) follower.live(body);
-          });
+          const timestamp = nowIso();
+          this.liveFor(event.operationId, (conversationId) => ({ type: 'tool-log', conversationId, toolCallId, level, message, ...(attributes !== undefined ? { attributes } : {}), ...(truncated ? { truncated } : {}), timestamp }));
+        } else if (event.type === 'text_delta') {
+          const { operationId, delta } = event;
+          this.liveFor(operationId, (conversationId) => ({ type: 'text-delta', conversationId, messageId: `resp_${operationId}`, delta }));
         }
       });
     } else if (this.followers.size === 0 && this.eventsOff) {
@@ -97,6 +103,8 @@ export class ConversationFeed {
         resolveWait?.();
       },
       live: (body) => {
+        // A tail that does not keep up loses live-only chunks past the bound, never stored ones (those are re-read).
+        if (queue.length >= MAX_QUEUED_LIVE) return;
         queue.push(body);
         resolveWait?.();
       },
@@ -163,6 +171,16 @@ export class ConversationFeed {
     for (const follower of this.followers.get(threadId) ?? []) follower.wake();
   }
 
+  /** Hands the live-only chunk `body` makes to every tail of the operation's thread (in event order: one lookup chain per operation). */
+  private liveFor(operationId: string, body: (conversationId: string) => ConversationStreamChunkBody): void {
+    this.forOperation(operationId, (threadId) => {
+      const tails = this.followers.get(threadId);
+      if (tails === undefined) return;
+      const chunk = body(threadId);
+      for (const follower of tails) follower.live(chunk);
+    });
+  }
+
   private wakeOperation(operationId: string): void {
     this.forOperation(operationId, (threadId) => this.wakeThread(threadId));
   }
@@ -171,14 +189,26 @@ export class ConversationFeed {
   private forOperation(operationId: string, then: (threadId: string) => void): void {
     const known = this.threadOfOperation.get(operationId);
     if (known !== undefined) return then(known);
-    void this.store.getOperation(operationId).then(
-      (op) => {
-        if (!op) return;
-        if (this.threadOfOperation.size >= 4_096) this.threadOfOperation.delete(this.threadOfOperation.keys().next().value!);
-        this.threadOfOperation.set(operationId, op.threadId);
-        then(op.threadId);
-      },
-      () => undefined,
-    );
+    // Events that come while the lookup runs wait on the same one, so they are handed over in the order they came.
+    let lookup = this.lookups.get(operationId);
+    if (lookup === undefined) {
+      lookup = this.store.getOperation(operationId).then(
+        (op) => {
+          this.lookups.delete(operationId);
+          if (!op) return undefined;
+          if (this.threadOfOperation.size >= 4_096) this.threadOfOperation.delete(this.threadOfOperation.keys().next().value!);
+          this.threadOfOperation.set(operationId, op.threadId);
+          return op.threadId;
+        },
+        () => {
+          this.lookups.delete(operationId);
+          return undefined;
+        },
+      );
+      this.lookups.set(operationId, lookup);
+    }
+    void lookup.then((threadId) => {
+      if (threadId !== undefined) then(threadId);
+    });
   }
 }

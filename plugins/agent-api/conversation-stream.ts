@@ -44,6 +44,7 @@ export type ConversationStreamChunkBody =
   | { type: 'tool-output-error'; conversationId: string; toolCallId: string; errorText: string; durationMs?: number; timestamp: string }
   | { type: 'message-completed'; conversationId: string; messageId: string; timestamp: string }
   | { type: 'data-part'; conversationId: string; messageId: string; name: string; data: unknown }
+  | { type: 'text-delta'; conversationId: string; messageId: string; delta: string }
   | { type: 'tool-log'; conversationId: string; toolCallId: string; level: 'info' | 'warn' | 'error'; message: string; attributes?: Record<string, unknown>; truncated?: true; timestamp: string }
   | {
       type: 'submission-settled';

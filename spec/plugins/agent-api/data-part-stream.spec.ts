@@ -15,7 +15,7 @@ import { useAgentStart } from '../../../plugins/agent-api/use-agent-events.js';
 import { useDataWriter } from '../../../plugins/agent-api/use-data-writer.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
-import { chunksOf, readSse } from '../../helpers/sse-client.js';
+import { allChunksOf, readSse } from '../../helpers/sse-client.js';
 
 const call = (apiName: string) => ({ toolCalls: [{ identifier: 'agent', apiName, args: {} }] });
 
@@ -41,7 +41,9 @@ function Progress(): string {
 
 type DataChunk = Extract<ConversationStreamChunk, { type: 'data-part' }>;
 const dataOf = (chunks: readonly ConversationStreamChunk[]) => chunks.filter((c): c is DataChunk => c.type === 'data-part').map((c) => [c.name, c.data]);
-const offsets = (chunks: readonly { position: ConversationStreamChunk['position'] }[]) => chunks.map((c) => formatOffset(c.position));
+const offsets = (chunks: readonly { position: ConversationStreamChunk['position'] }[]) => chunks.map((c) => `${formatOffset(c.position)}.${c.position.live ?? 0}`);
+/** The chunks a history read returns too (live-only ones, the model's text deltas, left out). */
+const stored = <C extends { position: ConversationStreamChunk['position'] }>(chunks: readonly C[]) => chunks.filter((c) => c.position.live === undefined);
 
 /** useDataWriter parts in the conversation stream: live to onEvent and SSE, positioned, resumable, durable. */
 describe('agent-api: data parts in the conversation stream', function () {
@@ -78,6 +80,7 @@ describe('agent-api: data parts in the conversation stream', function () {
     assert.deepEqual(reply.data, { status: ['started', 'fetched', 'waited'], rows: [[1, 2], [3]] });
     const order = offsets(seen);
     assert.deepEqual([...order].sort(), order, 'positions increase');
+    assert.ok(seen.some((c) => c.type === 'text-delta'), 'the model\'s text streamed');
     assert.equal(new Set(order).size, order.length, 'no position twice');
     // A part comes after the message its commit stored: the start's after the prompt, a tool's after its output.
     const types = seen.map((c) => (c.type === 'data-part' ? `data:${String(c.data)}` : c.type));
@@ -87,7 +90,7 @@ describe('agent-api: data parts in the conversation stream', function () {
     const data = seen.filter((c): c is DataChunk => c.type === 'data-part');
     assert.ok(data.every((c) => c.messageId === (seen.find((m) => m.type === 'message-started') as { messageId: string }).messageId));
     // What was seen live is what a history read returns.
-    assert.deepEqual((await currentRuntime('spec').feed.read(agentThreadId('Progress', 'p-1'))).chunks, seen);
+    assert.deepEqual((await currentRuntime('spec').feed.read(agentThreadId('Progress', 'p-1'))).chunks, stored(seen));
   });
 
   it('a later response keeps the earlier parts in the history at their positions; a read from any offset gets exactly what follows', async () => {
@@ -103,7 +106,7 @@ describe('agent-api: data parts in the conversation stream', function () {
     assert.deepEqual(reply.data, { status: ['started', 'fetched', 'waited'], rows: [[1, 2], [3]] });
     const thread = agentThreadId('Progress', 'p-2');
     const all = (await currentRuntime('spec').feed.read(thread)).chunks;
-    assert.deepEqual(all, [...first, ...second], 'the first response\'s parts stay where they were streamed');
+    assert.deepEqual(all, stored([...first, ...second]), 'the first response\'s parts stay where they were streamed');
     assert.equal(dataOf(all).length, 10);
     for (let i = 0; i < all.length; i++) {
       const rest = (await currentRuntime('spec').feed.read(thread, all[i]!.position)).chunks;
@@ -139,17 +142,17 @@ describe('agent-api: data parts in the conversation stream', function () {
       const admitted = (await res.json()) as { offset: string; submissionId: string };
       type Chunk = DataChunk | { type: string; position: DataChunk['position']; submissionId?: string };
       // First connection: leaves as soon as it saw the 'fetched' part (the second tool is still waiting).
-      const firstLeg = await readSse(`${base}/s-1?offset=${admitted.offset}&live=sse`, (events) => chunksOf<Chunk>(events).some((c) => c.type === 'data-part' && (c as DataChunk).data === 'fetched'));
-      const before = chunksOf<Chunk>(firstLeg.events);
+      const firstLeg = await readSse(`${base}/s-1?offset=${admitted.offset}&live=sse`, (events) => allChunksOf<Chunk>(events).some((c) => c.type === 'data-part' && (c as DataChunk).data === 'fetched'));
+      const before = allChunksOf<Chunk>(firstLeg.events);
       assert.deepEqual(dataOf(before as ConversationStreamChunk[]), [['status', 'started'], ['rows', [1, 2]], ['rows', [3]], ['status', 'fetched']]);
       const lastId = firstLeg.events.filter((e) => e.event === 'data').at(-1)!.id!;
       release();
-      const secondLeg = await readSse(`${base}/s-1?live=sse`, (events) => chunksOf<Chunk>(events).some((c) => c.type === 'submission-settled' && c.submissionId === admitted.submissionId), { 'Last-Event-ID': lastId });
-      const after = chunksOf<Chunk>(secondLeg.events);
+      const secondLeg = await readSse(`${base}/s-1?live=sse`, (events) => allChunksOf<Chunk>(events).some((c) => c.type === 'submission-settled' && c.submissionId === admitted.submissionId), { 'Last-Event-ID': lastId });
+      const after = allChunksOf<Chunk>(secondLeg.events);
       const joined = [...before, ...after];
       assert.equal(new Set(offsets(joined)).size, joined.length, 'no position twice across the reconnect');
       const history = (await (await fetch(`${base}/s-1?offset=${admitted.offset}`)).json()) as Chunk[];
-      assert.deepEqual(joined, history, 'the two legs together are the history: nothing skipped');
+      assert.deepEqual(stored(joined), history, 'the two legs together are the history: nothing skipped');
       assert.deepEqual(dataOf(after as ConversationStreamChunk[]), [['status', 'waited']]);
     });
   });

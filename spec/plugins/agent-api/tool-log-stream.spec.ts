@@ -10,7 +10,7 @@ import { currentRuntime, start, type AgentRuntimeHandle } from '../../../plugins
 import { isAfter, type ConversationStreamChunk } from '../../../plugins/agent-api/conversation-stream.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
-import { chunksOf, readSse } from '../../helpers/sse-client.js';
+import { allChunksOf, readSse } from '../../helpers/sse-client.js';
 
 let release: () => void = () => undefined;
 let released = Promise.resolve();
@@ -72,7 +72,7 @@ describe('agent-api: tool log lines in the conversation stream', function () {
     for (let i = 1; i < seen.length; i++) assert.ok(isAfter(seen[i]!.position, seen[i - 1]!.position), `position ${i} does not follow ${i - 1}`);
     assert.ok(logs.every((l) => typeof l.position.live === 'number'), 'a live-only chunk says so in its position');
     const history = (await currentRuntime('spec').feed.read(agentThreadId('Builder', 'b-1'))).chunks;
-    assert.deepEqual(history, seen.filter((c) => c.type !== 'tool-log'), 'log lines are live-only; everything else is stored');
+    assert.deepEqual(history, seen.filter((c) => c.position.live === undefined), 'log lines are live-only; everything else is stored');
   });
 
   describe('over HTTP (SSE)', () => {
@@ -98,19 +98,19 @@ describe('agent-api: tool log lines in the conversation stream', function () {
       const admitted = (await res.json()) as { offset: string; submissionId: string };
       type Chunk = { type: string; message?: string; submissionId?: string; position: { batch: number; index: number; live?: number } };
       const first = await readSse(`${base}/s-1?offset=${admitted.offset}&live=sse`, (events) => {
-        const chunks = chunksOf<Chunk>(events);
+        const chunks = allChunksOf<Chunk>(events);
         if (chunks.some((c) => c.type === 'tool-input')) attach();
         return chunks.some((c) => c.type === 'tool-log');
       });
-      const before = chunksOf<Chunk>(first.events);
+      const before = allChunksOf<Chunk>(first.events);
       assert.equal(before.at(-1)?.message, 'compiling');
       const lastId = first.events.filter((e) => e.event === 'data').at(-1)!.id!;
       release();
-      const second = await readSse(`${base}/s-1?live=sse`, (events) => chunksOf<Chunk>(events).some((c) => c.type === 'submission-settled' && c.submissionId === admitted.submissionId), { 'Last-Event-ID': lastId });
-      const after = chunksOf<Chunk>(second.events);
+      const second = await readSse(`${base}/s-1?live=sse`, (events) => allChunksOf<Chunk>(events).some((c) => c.type === 'submission-settled' && c.submissionId === admitted.submissionId), { 'Last-Event-ID': lastId });
+      const after = allChunksOf<Chunk>(second.events);
       assert.ok(!after.some((c) => c.message === 'compiling'), 'the line came again');
       const stored = (await (await fetch(`${base}/s-1?offset=${admitted.offset}`)).json()) as Chunk[];
-      assert.deepEqual([...before, ...after].filter((c) => c.type !== 'tool-log'), stored, 'no stored chunk lost or doubled across the reconnect');
+      assert.deepEqual([...before, ...after].filter((c) => c.position.live === undefined), stored, 'no stored chunk lost or doubled across the reconnect');
     });
   });
 });
