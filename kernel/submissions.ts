@@ -20,6 +20,17 @@ export interface SubmissionResult {
   metadata?: Record<string, unknown>;
   /** The thread position the settlement follows in the instance's conversation stream (recorded at settlement). */
   streamPosition?: number;
+  /** The data parts the response wrote, each at its place in the conversation stream (recorded at settlement; JSON). */
+  streamData?: StreamDataPart[];
+}
+
+/** One data part write of a settled response as the conversation stream shows it: `batch` / `index` are its position. */
+export interface StreamDataPart {
+  operationId: string;
+  name: string;
+  data: unknown;
+  batch: number;
+  index: number;
 }
 
 /** The recorded error of a failed or aborted submission: its code and, for typed agent errors, the wire `type`. */
@@ -29,6 +40,8 @@ export interface SubmissionError {
   type?: string;
   /** The thread position the settlement follows in the instance's conversation stream (recorded at settlement). */
   streamPosition?: number;
+  /** The data parts the response wrote, each at its place in the conversation stream (recorded at settlement; JSON). */
+  streamData?: StreamDataPart[];
 }
 
 /** A submission as stored. */

@@ -583,7 +583,7 @@ export class AgentRuntime {
     state.usage = addUsage(state.usage, usage);
     commit.step = { operationId, stepIndex, kind, startedAt, finishedAt: nowIso(), usage, summary: summarize(after) };
     // What the step's tools wrote to the thread's persisted values (agent functions' usePersistentState) commits with it.
-    const threadValues = takeThreadValues(this.deps, op);
+    const threadValues = takeThreadValues(this.deps, op, commit.messages?.length ?? 0);
     if (threadValues !== undefined) commit.threadValues = threadValues;
     await this.commit(op, commit);
     if (draft.effects) await draft.effects();

@@ -33,13 +33,34 @@ export async function sourceStartCommit(deps: RuntimeDeps, op: RunningOperation)
   const state = op.record.state;
   if (source.start === undefined || state.sourceStarted === true || state.stepIndex !== 0) return undefined;
   const outcome = await askLifecycle(source, sourceId, op, 'start', lifecycleContext(op));
-  const threadValues = source.threadValues?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
   const messages = outcome?.messages ?? [];
+  const threadValues = takeThreadValues(deps, op, messages.length);
   if (messages.length === 0 && outcome?.metadata === undefined && threadValues === undefined) return undefined;
   const next = copyState(state);
   next.sourceStarted = true;
   if (outcome?.metadata !== undefined) next.metadata = outcome.metadata;
   return { state: next, messages: [...messages], ...(threadValues !== undefined ? { threadValues } : {}) };
+}
+
+/**
+ * What each delivery joining at this model turn brings (the source's
+ * `joining`, asked once per delivery in order): the messages that go right
+ * after it. Undefined for a source without `joining`. Rejects with
+ * AGENT_SOURCE_FAILED / AGENT_SOURCE_INVALID like `start`.
+ */
+export async function sourceJoining(deps: RuntimeDeps, op: RunningOperation, deliveries: readonly { id: string; content: string }[]): Promise<Array<readonly NewMessage[]> | undefined> {
+  const { source, sourceId } = boundSourceOf(deps, op);
+  if (source.joining === undefined) return undefined;
+  const after: Array<readonly NewMessage[]> = [];
+  for (const d of deliveries) {
+    const outcome = await askLifecycle(source, sourceId, op, 'joining', { ...lifecycleContext(op), delivery: { id: d.id, content: d.content } });
+    const messages = outcome?.messages ?? [];
+    if (messages.some((m) => m === null || typeof m !== 'object' || m.role !== 'user' || typeof m.content !== 'string')) {
+      throw new HookgateError('AGENT_SOURCE_INVALID', `agent source "${sourceId}" returned from joining messages that are not user messages`, { details: { source: sourceId } });
+    }
+    after.push(messages);
+  }
+  return after;
 }
 
 /**
@@ -54,8 +75,8 @@ export async function sourceFinishing(deps: RuntimeDeps, op: RunningOperation): 
   const state = op.record.state;
   const context: AgentFinishingContext = { ...lifecycleContext(op), continuations: state.finishContinuations ?? 0, toolCalls: operationToolCalls(op), usage: state.usage };
   const outcome = await askLifecycle(source, sourceId, op, 'finishing', context);
-  const threadValues = takeThreadValues(deps, op);
   const messages = outcome?.messages ?? [];
+  const threadValues = takeThreadValues(deps, op, messages.length);
   if (messages.length === 0) return { kind: 'finish', closing: { ...(outcome?.metadata !== undefined ? { metadata: outcome.metadata } : {}), ...(threadValues !== undefined ? { threadValues } : {}) } };
   const next = copyState(state);
   next.finishContinuations = (state.finishContinuations ?? 0) + 1;
@@ -63,10 +84,36 @@ export async function sourceFinishing(deps: RuntimeDeps, op: RunningOperation): 
   return { kind: 'continue', commit: { state: next, messages: [...messages], ...(threadValues !== undefined ? { threadValues } : {}) } };
 }
 
-/** The thread values the operation's source changed since it was last asked (undefined: unchanged, or a source that keeps none). */
-export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation): Record<string, unknown> | undefined {
+/**
+ * The thread values the operation's source changed since it was last asked
+ * (undefined: unchanged, or a source that keeps none), for a commit that
+ * appends `appending` messages of the operation.
+ */
+export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation, appending: number): Record<string, unknown> | undefined {
   const { source } = boundSourceOf(deps, op);
-  return source.threadValues?.(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId });
+  if (source.threadValues === undefined) return undefined;
+  return source.threadValues(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId, seqAfterCommit: lastSeqOf(op) + appending });
+}
+
+/**
+ * The `seq` of the operation's newest stored message (its prompt at least).
+ * Model order puts summaries first and the rest in thread order, so the
+ * operation's (the thread's newest) messages are the tail: the summaries and
+ * that tail are looked at, not the whole conversation.
+ */
+function lastSeqOf(op: RunningOperation): number {
+  let last = 0;
+  const id = op.record.id;
+  const messages = op.messages;
+  for (let i = 0; i < messages.length && messages[i]!.role === 'summary'; i++) {
+    if (messages[i]!.operationId === id && messages[i]!.seq > last) last = messages[i]!.seq;
+  }
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.operationId !== id) break;
+    if (m.seq > last) last = m.seq;
+  }
+  return last;
 }
 
 /**
@@ -116,7 +163,7 @@ async function askLifecycle<C extends AgentLifecycleContext>(
   source: AgentSource,
   sourceId: string,
   op: RunningOperation,
-  member: 'start' | 'finishing',
+  member: 'start' | 'finishing' | 'joining',
   context: C,
 ): Promise<AgentLifecycleOutcome | undefined> {
   try {
@@ -127,7 +174,7 @@ async function askLifecycle<C extends AgentLifecycleContext>(
     return outcome;
   } catch (err) {
     if (err instanceof HookgateError && err.code === 'AGENT_SOURCE_INVALID') throw err;
-    throw sourceFailed(sourceId, op.record.agentId, context.stepIndex, err, member === 'start' ? 'start' : 'finish');
+    throw sourceFailed(sourceId, op.record.agentId, context.stepIndex, err, member === 'finishing' ? 'finish' : member === 'joining' ? 'join a delivery into' : 'start');
   }
 }
 

@@ -45,6 +45,14 @@ export interface AgentView {
   readonly description?: string;
 }
 
+/** What a source is told when asked for the thread values of a commit (`AgentSource.threadValues`). */
+export interface AgentThreadValuesContext {
+  readonly operationId: string;
+  readonly threadId: string;
+  /** The operation's last message `seq` after the commit about to be written (its own messages counted). */
+  readonly seqAfterCommit: number;
+}
+
 /** What a source is told when asked for a view. */
 export interface AgentSourceContext {
   /** The operation the view is for. */
@@ -111,13 +119,27 @@ export interface AgentSource {
    */
   finishing?(ref: string, context: AgentFinishingContext): AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>;
   /**
+   * Optional: called at a model turn that takes a joining delivery
+   * (`Operations.deliverAtNextTurn`), once per delivery in arrival order,
+   * before the model is asked. `messages` returned go in front of the model
+   * right after that delivery and are stored with it in the turn's commit
+   * (user role); `metadata` is ignored (a joined delivery is part of the
+   * response already started). A throw or rejection ends the operation in
+   * error (AGENT_SOURCE_FAILED); the deliveries it took were not stored, so
+   * their senders deliver them otherwise.
+   */
+  joining?(ref: string, context: AgentJoiningContext): AgentLifecycleOutcome | undefined | Promise<AgentLifecycleOutcome | undefined>;
+  /**
    * Optional, synchronous: the thread's values to write with the commit the
    * runtime is about to make for this operation (a step, a lifecycle commit,
    * the terminal commit), when the source changed them since it was last
    * asked; undefined: unchanged. What it returns is written in the same
-   * transaction (`StepCommit.threadValues`).
+   * transaction (`StepCommit.threadValues`). `context.seqAfterCommit` is the
+   * `seq` the operation's last message will have once the commit is written
+   * (what the commit appends included), so a source can place what it
+   * writes relative to the messages committed with it.
    */
-  threadValues?(ref: string, context: Pick<AgentSourceContext, 'operationId' | 'threadId'>): Record<string, unknown> | undefined;
+  threadValues?(ref: string, context: AgentThreadValuesContext): Record<string, unknown> | undefined;
   /**
    * Optional, synchronous: what the source says at the model turn about to
    * run (a turn boundary), asked after the step's view was read. `messages`
@@ -149,6 +171,11 @@ export interface AgentFinishingContext extends AgentLifecycleContext {
   readonly toolCalls: ReadonlyArray<{ readonly identifier: string; readonly apiName: string; readonly isError: boolean }>;
   /** The operation's usage so far. */
   readonly usage: Usage;
+}
+
+/** What `joining` is told besides: the delivery joining at this turn (its stored message id and text). */
+export interface AgentJoiningContext extends AgentLifecycleContext {
+  readonly delivery: { readonly id: string; readonly content: string };
 }
 
 /** What a source says at a model turn: messages in front of the model, and the state it keeps about them. */

@@ -3,7 +3,7 @@ import { callModel, promptMessages, usageOf } from './model-turn.js';
 import type { StepExecutor } from './step-executor.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
 import type { Message } from '../messages.js';
-import { sourceTurnNarration } from './agent-source-lifecycle.js';
+import { sourceJoining, sourceTurnNarration } from './agent-source-lifecycle.js';
 import { confirmTurnDeliveries, takeTurnDeliveries, type TurnDelivery } from './turn-inbox.js';
 
 /**
@@ -19,13 +19,15 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   if (narration.sourceState !== undefined) state.sourceState = narration.sourceState;
   // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
   const joined = takeTurnDeliveries(op);
+  // What the source adds after each joining delivery (agent functions' useAgentStart, once per delivery).
+  const joinedAfter = joined.length > 0 ? await sourceJoining(deps, op, joined) : undefined;
   let prompt = promptMessages(op);
   if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];
-  if (joined.length > 0) prompt = [...prompt, ...joined.map(joinedMessage)];
+  if (joined.length > 0) prompt = [...prompt, ...joined.flatMap((d, i) => [joinedMessage(d), ...(joinedAfter?.[i] ?? []).map((m) => ({ role: m.role, content: m.content }))])];
   const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
   if (narrated.length > 0) draft.commit.messages.push(...narrated.map((m) => ({ ...m })));
   if (joined.length > 0) {
-    draft.commit.messages.push(...joined.map((d) => ({ id: d.id, ...joinedMessage(d) })));
+    draft.commit.messages.push(...joined.flatMap((d, i) => [{ id: d.id, ...joinedMessage(d) }, ...(joinedAfter?.[i] ?? []).map((m) => ({ ...m }))]));
     draft.effects = () => (confirmTurnDeliveries(op, joined), Promise.resolve());
   }
   draft.usage = usageOf(op, response);

@@ -1,5 +1,5 @@
 import { HookgateError } from '../../kernel/errors.js';
-import type { AgentFinishingContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource, AgentSourceContext, AgentView } from '../../kernel/runtime/agent-source.js';
+import type { AgentFinishingContext, AgentJoiningContext, AgentLifecycleContext, AgentLifecycleOutcome, AgentSource, AgentSourceContext, AgentView } from '../../kernel/runtime/agent-source.js';
 import type { ToolEntry } from '../../kernel/runtime/call-facts.js';
 import type { Store } from '../../kernel/store.js';
 import type { ToolSource } from '../../kernel/tools.js';
@@ -269,6 +269,20 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       return { messages: outcome.messages, ...(outcome.metadata !== undefined ? { metadata: outcome.metadata } : {}) };
     },
 
+    async joining(ref, context: AgentJoiningContext): Promise<AgentLifecycleOutcome | undefined> {
+      const session = sessionOf(ref, context);
+      if (session.subagent !== undefined || session.render.agentStarts.length === 0 || !context.delivery.id.startsWith(JOIN_PREFIX)) return undefined;
+      // A joined delivery starts the agent again (useAgentStart once per delivered message), not the response: the
+      // callbacks come from a render whose cursor is on the delivery, so useDelivery() there names it.
+      const joined = await store.getSubmission(context.delivery.id.slice(JOIN_PREFIX.length));
+      session.joinedId = context.delivery.id;
+      if (joined !== undefined) session.delivery = deliveredOf(joined.message);
+      renderFor(ref, session, context);
+      const outcome = await runStartSeam({ ...session.render, responseStarts: [] }, {}, context.signal, () => harnessOf(context.operationId, ref, context.operation.userId));
+      if (outcome.signals.length > 0) session.delivery = Object.freeze({ ...outcome.signals[outcome.signals.length - 1]! });
+      return { messages: outcome.messages };
+    },
+
     async finishing(ref, context: AgentFinishingContext): Promise<AgentLifecycleOutcome | undefined> {
       const session = sessionOf(ref, context);
       const { render } = session;
@@ -288,7 +302,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     },
 
     threadValues(_ref, context) {
-      return sessions.get(context.operationId)?.buffer.take();
+      return sessions.get(context.operationId)?.buffer.take(context.seqAfterCommit);
     },
 
     settled(_ref, context) {

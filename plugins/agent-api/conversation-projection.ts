@@ -2,6 +2,7 @@ import type { MessageRecord, Store } from '../../kernel/store.js';
 import type { SubmissionRecord } from '../../kernel/submissions.js';
 import { parseDeliveredMessage, type DeliveredMessage } from './delivered-message.js';
 import { SUBMISSION_CONTEXT_KEY } from './submission-settlement.js';
+import { dataPartChunks } from './conversation-data-parts.js';
 import {
   isAfter,
   SETTLEMENT_INDEX_BASE,
@@ -45,7 +46,8 @@ const CACHE_LIMIT = 4_096;
  * placeholders of deferred results are not shown. A settled submission is
  * `submission-settled` at the position recorded when it settled (after the
  * last message before it); submissions settled before positions were
- * recorded are not shown.
+ * recorded are not shown. `useDataWriter` writes are `data-part` chunks
+ * after the message their commit stored (conversation-data-parts.ts).
  */
 export class ConversationProjector {
   /** Operation id -> the submission its context names ('' for none): contexts never change. */
@@ -58,20 +60,23 @@ export class ConversationProjector {
   /** The chunks of `threadId`'s stream after `after` (all of them from STREAM_START). */
   async read(threadId: string, after: ConversationChunkPosition = STREAM_START): Promise<ConversationRead> {
     const conversationId = threadId;
-    const [records, settled] = await Promise.all([
-      this.store.listThreadMessages(threadId, { fromPosition: Math.max(0, after.batch), includeCompacted: true }),
+    // Messages first: a data part is placed on a message its commit stored, so values read after the messages
+    // show no part whose message this read missed (it comes with the next read, still after the cursor).
+    const records = await this.store.listThreadMessages(threadId, { fromPosition: Math.max(0, after.batch), includeCompacted: true });
+    const [thread, settled] = await Promise.all([
+      this.store.getThread(threadId),
       this.store.listSubmissions({ threadId, statuses: ['completed', 'failed', 'aborted'] }),
     ]);
     const out: ConversationStreamChunk[] = [];
-    const settlements = settlementChunks(conversationId, settled, after.batch);
+    const anchored = mergeByPosition(dataPartChunks(conversationId, settled, thread?.values, records, after.batch), settlementChunks(conversationId, settled, after.batch));
     let s = 0;
     for (const record of records) {
-      while (s < settlements.length && settlements[s]!.position.batch < record.position) push(out, settlements[s++]!, after);
+      while (s < anchored.length && anchored[s]!.position.batch < record.position) push(out, anchored[s++]!, after);
       const bodies = await this.bodiesOf(conversationId, record);
       bodies.forEach((body, index) => push(out, { ...body, position: { batch: record.position, index } } as ConversationStreamChunk, after));
-      while (s < settlements.length && settlements[s]!.position.batch === record.position) push(out, settlements[s++]!, after);
+      while (s < anchored.length && anchored[s]!.position.batch === record.position) push(out, anchored[s++]!, after);
     }
-    while (s < settlements.length) push(out, settlements[s++]!, after);
+    while (s < anchored.length) push(out, anchored[s++]!, after);
     return { chunks: out, next: out.length > 0 ? out[out.length - 1]!.position : after };
   }
 
@@ -190,6 +195,13 @@ function settlementChunks(conversationId: string, settled: readonly SubmissionRe
     });
   }
   return chunks;
+}
+
+/** Two position-ordered chunk lists as one. */
+function mergeByPosition(a: ConversationStreamChunk[], b: ConversationStreamChunk[]): ConversationStreamChunk[] {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  return [...a, ...b].sort((x, y) => x.position.batch - y.position.batch || x.position.index - y.position.index);
 }
 
 function push(out: ConversationStreamChunk[], chunk: ConversationStreamChunk, after: ConversationChunkPosition): void {

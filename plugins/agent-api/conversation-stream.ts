@@ -10,6 +10,12 @@ import { InvalidRequestError } from './agent-errors.js';
 export interface ConversationChunkPosition {
   batch: number;
   index: number;
+  /**
+   * Only on live-only chunks (tool log lines): their order after the stored
+   * chunk at `batch` / `index`, counted from 1 per tail. Never in an offset:
+   * a resumed read starts after the stored chunk and does not replay them.
+   */
+  live?: number;
 }
 
 /** One part of a projected message (document 001's streaming protocol, the parts this runtime stores). */
@@ -37,6 +43,9 @@ export type ConversationStreamChunkBody =
   | { type: 'tool-output'; conversationId: string; toolCallId: string; output: unknown; durationMs?: number; timestamp: string }
   | { type: 'tool-output-error'; conversationId: string; toolCallId: string; errorText: string; durationMs?: number; timestamp: string }
   | { type: 'message-completed'; conversationId: string; messageId: string; timestamp: string }
+  | { type: 'data-part'; conversationId: string; messageId: string; name: string; data: unknown }
+  | { type: 'text-delta'; conversationId: string; messageId: string; delta: string }
+  | { type: 'tool-log'; conversationId: string; toolCallId: string; level: 'info' | 'warn' | 'error'; message: string; attributes?: Record<string, unknown>; truncated?: true; timestamp: string }
   | {
       type: 'submission-settled';
       conversationId: string;
@@ -58,7 +67,7 @@ export const STREAM_START: ConversationChunkPosition = Object.freeze({ batch: -1
 
 /** Whether `a` comes after `b` in the stream. */
 export function isAfter(a: ConversationChunkPosition, b: ConversationChunkPosition): boolean {
-  return a.batch > b.batch || (a.batch === b.batch && a.index > b.index);
+  return a.batch > b.batch || (a.batch === b.batch && (a.index > b.index || (a.index === b.index && (a.live ?? 0) > (b.live ?? 0))));
 }
 
 const OFFSET_PATTERN = /^(\d{16})_(\d{16})$/;

@@ -4,7 +4,7 @@ import type { Logger } from '../../kernel/logger.js';
 import type { OperationHandle } from '../../kernel/operation-handle.js';
 import type { Operations } from '../../kernel/operations.js';
 import { TERMINAL_STATUSES, type OperationRecord, type Store } from '../../kernel/store.js';
-import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
+import { SETTLED_SUBMISSION_STATUSES, type StreamDataPart, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
 import type { AgentDirectory } from './agent-directory.js';
 import { AgentRuntimeNotStartedError } from './agent-errors.js';
 import { admitDelivery, type Admitted, type DeliveryRequest } from './admission.js';
@@ -14,6 +14,7 @@ import { endedHandle, parkedHandle, sleep } from './submission-handles.js';
 import { deadlineHook, operationOfSubmission, untilEnd, waitForThreadIdle } from './submission-operation.js';
 import { settlementOfHost, SubmissionJoins, type LiveHost } from './submission-joining.js';
 import { dataPartsOf } from './thread-state-buffer.js';
+import { placedDataParts } from './conversation-data-parts.js';
 import { threadHeadPosition } from './conversation-head.js';
 import { errorOf, exhausted, pastDeadline, settlementOf, SUBMISSION_CONTEXT_KEY, timedOut, type EndIntent } from './submission-settlement.js';
 
@@ -304,13 +305,18 @@ export class SubmissionCoordinator {
   }
 
   private async settleFrom(submission: SubmissionRecord, operation: OperationRecord, timeoutMs: number): Promise<void> {
-    const data = operation.status === 'done' ? dataPartsOf((await this.deps.store.getThread(operation.threadId))?.values, operation.id) : {};
-    await this.settle(submission, settlementOf(operation, submission, this.intents.get(submission.id), timeoutMs, data));
+    const values = (await this.deps.store.getThread(operation.threadId))?.values;
+    const data = operation.status === 'done' ? dataPartsOf(values, operation.id) : {};
+    await this.settle(submission, settlementOf(operation, submission, this.intents.get(submission.id), timeoutMs, data), values);
   }
 
-  /** Records the settlement (the first one wins) and tells the waiters. */
-  private async settle(submission: SubmissionRecord, settlement: SubmissionSettlement): Promise<void> {
-    const { settled, submission: record } = await this.deps.store.settleSubmission(submission.id, await this.positioned(submission, settlement));
+  /**
+   * Records the settlement (the first one wins) and tells the waiters.
+   * `values` (the thread's, read after the operation ended) give the data
+   * parts the stream keeps with the settlement.
+   */
+  private async settle(submission: SubmissionRecord, settlement: SubmissionSettlement, values?: Readonly<Record<string, unknown>>): Promise<void> {
+    const { settled, submission: record } = await this.deps.store.settleSubmission(submission.id, await this.positioned(submission, settlement, values));
     if (settled) for (const listener of this.settlementListeners) listener(record);
     // The deliveries that joined this response take its outcome.
     for (const joined of this.joins.joinedTo(submission.id)) await this.settle({ ...record, id: joined }, settlementOfHost(record));
@@ -326,16 +332,24 @@ export class SubmissionCoordinator {
    * message of the submission's operation (a joined delivery's is its
    * host's), or the thread's newest message when it stored none.
    */
-  private async positioned(submission: SubmissionRecord, settlement: SubmissionSettlement): Promise<SubmissionSettlement> {
+  private async positioned(submission: SubmissionRecord, settlement: SubmissionSettlement, values?: Readonly<Record<string, unknown>>): Promise<SubmissionSettlement> {
     let position = -1;
+    let streamData: StreamDataPart[] = [];
     if (submission.operationId !== undefined) {
       const messages = await this.deps.store.listMessages(submission.operationId, { includeCompacted: true });
       if (messages.length > 0) position = messages[messages.length - 1]!.position;
+      streamData = placedDataParts(values, messages, submission.operationId);
     }
     if (position < 0) position = await threadHeadPosition(this.deps.store, submission.threadId);
     const streamPosition = Math.max(0, position);
-    if (settlement.status === 'completed') return { ...settlement, result: { text: '', ...settlement.result, streamPosition } };
-    return { ...settlement, error: { message: `submission '${submission.id}' ${settlement.status}`, ...settlement.error, streamPosition } };
+    // A joined delivery's settlement is its host's: the host's record keeps the parts, once.
+    const placed = streamData.length > 0 ? { streamData } : {};
+    if (settlement.status === 'completed') {
+      const { streamData: _host, ...result } = settlement.result ?? { text: '' };
+      return { ...settlement, result: { ...result, streamPosition, ...placed } };
+    }
+    const { streamData: _host, ...error } = settlement.error ?? { message: `submission '${submission.id}' ${settlement.status}` };
+    return { ...settlement, error: { ...error, streamPosition, ...placed } };
   }
 
   private async abortOperation(operationId: string): Promise<void> {

@@ -55,7 +55,16 @@ export async function readSse(
   return { events, comments, status: res.status, contentType: res.headers.get('content-type') };
 }
 
-/** The chunks of the `data` events, in order. */
+/**
+ * The stored chunks of the `data` events, in order: live-only chunks (text
+ * deltas, tool log lines: their position has `live`) are left out, since no
+ * history read returns them. `allChunksOf` keeps them.
+ */
 export function chunksOf<T = { type: string; position: { batch: number; index: number } }>(events: SseEvent[]): T[] {
+  return allChunksOf<T>(events).filter((c) => (c as { position?: { live?: number } }).position?.live === undefined);
+}
+
+/** Every chunk of the `data` events, live-only ones included, in order. */
+export function allChunksOf<T = { type: string; position: { batch: number; index: number; live?: number } }>(events: SseEvent[]): T[] {
   return events.filter((e) => e.event === 'data').flatMap((e) => JSON.parse(e.data) as T[]);
 }

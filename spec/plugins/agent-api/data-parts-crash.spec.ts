@@ -4,7 +4,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { currentRuntime, start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { formatOffset } from '../../../plugins/agent-api/conversation-stream.js';
 import { settledSubmission as settled, untilHanging } from './agent-api-fixtures.js';
 import { cliEnv, killed } from '../../helpers/cli-process.js';
 import { DataCrash } from './fixtures/data-parts-agent.js';
@@ -38,6 +39,13 @@ describe('agent-api: data parts across a SIGKILL', function () {
     const final = await settled(runtime, submission.id);
     assert.deepEqual([final.status, final.result?.text, final.attempts], ['completed', 'done', 2]);
     assert.deepEqual(final.result?.data, { card: [{ n: 1 }], after: ['resumed'] });
+    // The stream shows each part once, at increasing positions, the one written before the kill first.
+    const { chunks } = await currentRuntime('spec').feed.read('agent:DataCrash:crash');
+    const parts = chunks.filter((c) => c.type === 'data-part').map((c) => (c.type === 'data-part' ? [c.name, c.data] : []));
+    assert.deepEqual(parts, [['card', { n: 1 }], ['after', 'resumed']]);
+    const order = chunks.map((c) => formatOffset(c.position));
+    assert.deepEqual([...order].sort(), order);
+    assert.equal(new Set(order).size, order.length);
   });
 });
 
