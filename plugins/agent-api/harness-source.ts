@@ -28,7 +28,8 @@ export interface HarnessCall {
   readonly harness: Harness;
 }
 
-// A compaction call compacts everything (the request included) in its first step, then stops.
+// A compaction call compacts everything (the request included) in its first step, then ends (`done`); a failed
+// summarization ends at the step limit instead.
 const COMPACT_LIMITS = Object.freeze({ maxSteps: 1 });
 const COMPACT_NOW = Object.freeze({ thresholdTokens: 1, keepRecent: 0 });
 const PROMPT_LIMITS = Object.freeze({ maxSteps: AGENT_FUNCTION_MAX_STEPS });
@@ -125,6 +126,7 @@ function compactView(call: HarnessCall): AgentView {
     allowList: Object.freeze([]),
     limits: COMPACT_LIMITS,
     compaction: COMPACT_NOW,
+    endAfterCompaction: true,
   });
 }
 
