@@ -32,7 +32,8 @@ export interface HarnessCall {
 // summarization ends at the step limit instead.
 const COMPACT_LIMITS = Object.freeze({ maxSteps: 1 });
 const COMPACT_NOW = Object.freeze({ thresholdTokens: 1, keepRecent: 0 });
-const PROMPT_LIMITS = Object.freeze({ maxSteps: AGENT_FUNCTION_MAX_STEPS });
+// Read when a view is built, not at module load: agent-function-source.ts imports this module through harness.ts.
+let promptLimits: { readonly maxSteps: number } | undefined;
 
 /**
  * Serves the operations of harness calls. Each harness has an agent id of
@@ -114,7 +115,7 @@ function promptView(call: HarnessCall, source: ToolSource): AgentView {
     model: call.model as AgentView['model'],
     tools: Object.freeze(entries),
     allowList: Object.freeze(entries.map((e) => `${e.tool.identifier}/${e.tool.apiName}`)),
-    limits: PROMPT_LIMITS,
+    limits: (promptLimits ??= Object.freeze({ maxSteps: AGENT_FUNCTION_MAX_STEPS })),
   });
 }
 

@@ -88,6 +88,8 @@ export interface HarnessScope {
   readonly instructions: string | undefined;
   /** The calling operation's user: its prompts run for the same user (webhook payloads, policies). */
   readonly userId?: string | undefined;
+  /** The agent's environment as of now (a live getter: `useSandbox` may swap it at a turn boundary); absent: the runtime's default sandbox. */
+  readonly sandbox?: () => Sandbox | undefined;
 }
 
 /** What harnesses run on, attached once the runtime is ready. */
@@ -118,6 +120,11 @@ export class HarnessHost {
 
   detach(): void {
     this.services = undefined;
+  }
+
+  /** The runtime's default sandbox (the `Sandbox` token's), undefined before `attach` or without a sandbox plugin. */
+  defaultSandbox(): Sandbox | undefined {
+    return this.services?.sandbox;
   }
 
   /** A new harness (with a new scratch conversation, made at its first prompt) for one invocation. */
@@ -256,7 +263,7 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
     },
 
     get sandbox(): Sandbox {
-      const sandbox = servicesOf().sandbox;
+      const sandbox = scope.sandbox !== undefined ? (servicesOf(), scope.sandbox()) : servicesOf().sandbox;
       if (sandbox === undefined) throw new HookgateError('SANDBOX_UNAVAILABLE', 'harness.sandbox: no plugin provides the Sandbox token (the bundled sandbox-local does; was it left out?)');
       return sandbox;
     },
