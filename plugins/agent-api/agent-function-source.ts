@@ -124,6 +124,9 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       userId,
       model: session?.view?.model as ModelBlock | undefined,
       instructions: session?.render?.instructions,
+      ref: identity,
+      // Delegation through task resolves against the live set: the operation's latest render.
+      render: () => sessions.get(operationId)?.render,
       // Live: a conditional useSandbox swaps the environment at a turn boundary and harness.sandbox follows it.
       sandbox: () => {
         const live = sessions.get(operationId)?.environment;

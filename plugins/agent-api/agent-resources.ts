@@ -76,17 +76,18 @@ export function isFrameworkCall(rendered: RenderedAgent, apiName: string): boole
  * operation (`<ref>.<name>` on this source), a factual miss, or throws (a
  * tool error the model sees) past MAX_DELEGATION_DEPTH.
  */
-export function runFrameworkTool(rendered: RenderedAgent, ref: string, apiName: string, args: Record<string, unknown>): string | DelegatedToolResult {
+export function runFrameworkTool(rendered: RenderedAgent, ref: string, apiName: string, args: Record<string, unknown>, harnessLevels = 0): string | DelegatedToolResult {
   if (apiName === ACTIVATE_SKILL_TOOL) {
     const skill = rendered.skills.find((s) => s.name === args.name);
     return skill !== undefined ? activationText(skill) : skillMiss(args.name, rendered.skills.map((s) => s.name));
   }
   const subagent = rendered.subagents.find((s) => s.name === args.agent);
   if (subagent === undefined) return subagentMiss(args.agent, rendered.subagents.map((s) => s.name));
-  const depth = delegationDepth(ref);
+  // A harness conversation counts as one level of delegation (document 001): `harnessLevels` is 1 for a task called in one.
+  const depth = delegationDepth(ref) + harnessLevels;
   if (depth >= MAX_DELEGATION_DEPTH) {
     throw new Error(
-      `Maximum delegation depth (${MAX_DELEGATION_DEPTH}) exceeded: agent "${ref}" is ${depth} delegations deep and may not delegate "${subagent.name}". Do the work here, or restructure the agents to delegate less deeply.`,
+      `Maximum delegation depth (${MAX_DELEGATION_DEPTH}) exceeded: ${harnessLevels > 0 ? `this harness conversation of agent "${ref}"` : `agent "${ref}"`} is ${depth} delegations deep and may not delegate "${subagent.name}". Do the work here, or restructure the agents to delegate less deeply.`,
     );
   }
   return { delegate: { agentSource: AGENT_FUNCTION_SOURCE_ID, agentId: subagentRef(ref, subagent.name), prompt: typeof args.prompt === 'string' ? args.prompt : '' } };

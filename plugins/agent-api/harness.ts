@@ -11,6 +11,9 @@ import { createResultTools, resultFooter } from './harness-result-tools.js';
 import { HARNESS_SOURCE_ID, type HarnessCall, type HarnessSource } from './harness-source.js';
 import { parsePromptOptions, type PromptOptions } from './harness-options.js';
 import type { ModelBlock } from './use-model.js';
+import type { RenderedAgent } from './render-agent.js';
+import { TASK_TOOL } from './framework-tools.js';
+import { HarnessOptionsError } from './agent-errors.js';
 import type { MessageImage } from '../../kernel/messages.js';
 
 export type { PromptOptions, PromptImage } from './harness-options.js';
@@ -88,6 +91,10 @@ export interface HarnessScope {
   readonly instructions: string | undefined;
   /** The calling operation's user: its prompts run for the same user (webhook payloads, policies). */
   readonly userId?: string | undefined;
+  /** The agent's latest render, for delegation through `task` (its subagents); absent: the harness cannot delegate. */
+  readonly render?: () => RenderedAgent | undefined;
+  /** The agent id of the calling operation (what delegated children are named after: `<ref>.<subagent>`); default `identity`. */
+  readonly ref?: string;
   /** The agent's environment as of now (a live getter: `useSandbox` may swap it at a turn boundary); absent: the runtime's default sandbox. */
   readonly sandbox?: () => Sandbox | undefined;
 }
@@ -216,7 +223,7 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
         claim('harness.prompt()');
         try {
           const result = parsed.result !== undefined ? createResultTools(parsed.result) : undefined;
-          const call: HarnessCall = { kind: 'prompt', instructions: scope.instructions, model: parsed.model, tools: parsed.tools, result, harness };
+          const call: HarnessCall = { kind: 'prompt', instructions: scope.instructions, model: parsed.model, tools: parsed.tools, result, harness, delegation: delegationOf(scope, parsed.tools) };
           const images = options?.images?.map((i) => ({ mediaType: i.mimeType.toLowerCase(), data: i.data }));
           const record = await runCall(call, result !== undefined ? `${text}\n${resultFooter()}` : text, handleSignal, 'harness.prompt()', images);
           if (record.status === 'interrupted' || handleSignal.aborted) throw abortError(handleSignal.reason);
@@ -271,6 +278,19 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
   Object.freeze(harness);
   closers.set(harness, () => (closed = true));
   return harness;
+}
+
+/**
+ * The delegation of a prompt: the `task` tool while the agent's latest render
+ * declares subagents, its roster taken now. HarnessOptionsError when a tool
+ * of the prompt is named `task` then (the model could not tell them apart).
+ */
+function delegationOf(scope: HarnessScope, tools: readonly { readonly name: string }[]): HarnessCall['delegation'] {
+  const rendered = scope.render?.();
+  if (rendered === undefined || rendered.subagents.length === 0) return undefined;
+  const at = tools.findIndex((t) => t.name === TASK_TOOL);
+  if (at >= 0) throw new HarnessOptionsError(`harness.prompt(): tools[${at}] is named "${TASK_TOOL}", the delegation tool of an agent that declares subagents; rename it`, { field: `tools[${at}]` });
+  return Object.freeze({ ref: scope.ref ?? scope.identity, roster: rendered.resources.subagents, rendered, live: () => scope.render?.() });
 }
 
 /** Whether the tool message answering `toolCallId` in the operation was stored as a success (result control may have withheld it). */
