@@ -116,7 +116,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   });
 
   /** A new harness for one invocation (a harness tool call, an event callback) of the operation's agent. */
-  function harnessOf(operationId: string, identity: string, userId: string | undefined): ReturnType<HarnessHost['open']> | undefined {
+  function harnessOf(operationId: string, identity: string, userId: string | undefined, key?: string): ReturnType<HarnessHost['open']> | undefined {
     const session = sessions.get(operationId);
     return harnesses?.open({
       parentOperationId: operationId,
@@ -125,6 +125,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       model: session?.view?.model as ModelBlock | undefined,
       instructions: session?.render?.instructions,
       ref: identity,
+      ...(key !== undefined ? { key } : {}),
       // Delegation through task resolves against the live set: the operation's latest render.
       render: () => sessions.get(operationId)?.render,
       // Live: a conditional useSandbox swaps the environment at a turn boundary and harness.sandbox follows it.
@@ -148,7 +149,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       // not run twice. A durable tool's steps are recorded under this call instead (its id is stored with the
       // operation, so a resumed call has it too) and the call runs again, replaying them.
       if (tool.durable !== true && !(await markCallStarted(store, ctx.operationId, ctx.toolCallId))) throw new ToolCallInterruptedError(tool.name, ctx.toolCallId);
-      const harness = tool.harness === true ? harnessOf(ctx.operationId, ctx.agentId, ctx.userId) : undefined;
+      const harness = tool.harness === true ? harnessOf(ctx.operationId, ctx.agentId, ctx.userId, ctx.toolCallId) : undefined;
       try {
         return await runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, {
           ...(ctx.log !== undefined ? { log: ctx.log } : {}),

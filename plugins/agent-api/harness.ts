@@ -15,6 +15,7 @@ import type { RenderedAgent } from './render-agent.js';
 import { TASK_TOOL } from './framework-tools.js';
 import { HarnessOptionsError } from './agent-errors.js';
 import type { MessageImage } from '../../kernel/messages.js';
+import { harnessRef, previousCall, replayResultCalls, resumeOrphan } from './harness-recovery.js';
 
 export type { PromptOptions, PromptImage } from './harness-options.js';
 
@@ -91,6 +92,12 @@ export interface HarnessScope {
   readonly instructions: string | undefined;
   /** The calling operation's user: its prompts run for the same user (webhook payloads, policies). */
   readonly userId?: string | undefined;
+  /**
+   * What makes the harness the same one when its invocation runs again after a restart (a durable tool's call id):
+   * its calls then continue the operations the previous run started, in order, instead of prompting again. Absent: a
+   * harness of its own every time.
+   */
+  readonly key?: string;
   /** The agent's latest render, for delegation through `task` (its subagents); absent: the harness cannot delegate. */
   readonly render?: () => RenderedAgent | undefined;
   /** The agent id of the calling operation (what delegated children are named after: `<ref>.<subagent>`); default `identity`. */
@@ -156,7 +163,9 @@ export function closeHarness(harness: Harness | undefined): void {
 
 function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: () => HarnessServices): Harness {
   // The harness's agent id: one per harness, so its thread is its own and its running call is found by it.
-  const ref = `${scope.identity}.harness.${randomBytes(6).toString('hex')}`;
+  const ref = harnessRef(scope.identity, scope.parentOperationId, scope.key, () => randomBytes(6).toString('hex'));
+  /** How many calls reached an operation (their order is how a re-run finds the operations of the previous run). */
+  let ordinal = 0;
   let threadId: string | undefined;
   let busy = false;
   let runningId: string | undefined;
@@ -168,7 +177,13 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
     source.begin(ref, call);
     try {
       let operationId: string;
-      try {
+      const previous = scope.key !== undefined ? await previousCall(services.store, scope.parentOperationId, ref, ordinal++, prompt) : undefined;
+      if (previous !== undefined) {
+        // The same call of the same tool call before a restart: its operation goes on (or has ended) instead of a new prompt.
+        threadId ??= previous.threadId;
+        await resumeOrphan(services.operations, services.store, previous);
+        operationId = previous.id;
+      } else try {
         const handle = await services.operations.execAgent({
           agentSource: HARNESS_SOURCE_ID,
           agentId: ref,
@@ -233,6 +248,8 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
           const usage = promptUsage(record.state.usage, parsed.model);
           const model = { provider: parsed.model.provider, id: parsed.model.name ?? '' };
           if (result === undefined) return { text: record.state.lastText ?? '', usage, model } as never;
+          // An operation continued after a restart may have accepted its finish call in the process that died.
+          if (result.outcome().type === 'pending') await replayResultCalls(servicesOf().store, record.id, result);
           const outcome = result.outcome();
           const published = outcome.type === 'pending' ? false : await publishedOk(servicesOf().store, record.id, outcome.toolCallId);
           if (outcome.type === 'finished' && published) return { data: outcome.value, usage, model } as never;
