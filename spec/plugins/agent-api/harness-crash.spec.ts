@@ -18,6 +18,7 @@ describe('agent-api: a harness prompt across a SIGKILL', function () {
   let dir: string;
   let runtime: AgentRuntimeHandle | undefined;
   const saved = process.env.SPEC_HARNESS_COUNT;
+  const extras = ['SPEC_HARNESS_RESULT', 'SPEC_HARNESS_TEXT'];
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-harness-crash-')));
   });
@@ -26,17 +27,19 @@ describe('agent-api: a harness prompt across a SIGKILL', function () {
     runtime = undefined;
     if (saved === undefined) delete process.env.SPEC_HARNESS_COUNT;
     else process.env.SPEC_HARNESS_COUNT = saved;
+    for (const name of extras) delete process.env[name];
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function crashThenRestart(hang: 'tool' | 'after') {
+  async function crashThenRestart(hang: 'tool' | 'after', env: Record<string, string> = {}, parentEnv: Record<string, string> = env) {
     const db = path.join(dir, 'shop.db');
     const count = path.join(dir, 'count.txt');
-    const child = spawn(process.execPath, [CHILD, db], { env: cliEnv({ ...LEASE, SPEC_HARNESS_HANG: hang, SPEC_HARNESS_COUNT: count }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CHILD, db], { env: cliEnv({ ...LEASE, SPEC_HARNESS_HANG: hang, SPEC_HARNESS_COUNT: count, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
     await untilHanging(child);
     const childPid = child.pid!;
     await killed(child);
     process.env.SPEC_HARNESS_COUNT = count;
+    Object.assign(process.env, parentEnv);
     runtime = await start({ agents: [HarnessShop], db: { sqlite: db }, env: LEASE });
     const [submission] = await runtime.kernel.store.listSubmissions({ threadId: 'agent:HarnessShop:order-7' });
     assert.ok(submission !== undefined, 'the send was not admitted before the kill');
@@ -68,5 +71,20 @@ describe('agent-api: a harness prompt across a SIGKILL', function () {
     const users = (await runtime!.kernel.listMessages(prompts[0]!.id)).filter((m) => m.role === 'user');
     assert.equal(users.length, 1);
     assert.equal(toolMessage[0]!.content, JSON.stringify(`order 7 is paid (${childPid})`), "the answer the killed child's model gave");
+  });
+
+  it("with a result schema: killed after the prompt ended, the re-run tool gets the data of the finish call the killed child's operation accepted", async () => {
+    const { final, prompts, toolMessage, childPid } = await crashThenRestart('after', { SPEC_HARNESS_RESULT: '1' });
+    assert.deepEqual([final.status, final.result?.text], ['completed', 'triaged']);
+    assert.equal(prompts.length, 1);
+    assert.deepEqual(JSON.parse(toolMessage[0]!.content), { paid: true, pid: childPid });
+  });
+
+  it('a re-run tool that prompts differently than before the kill is told so (HarnessPromptError as its tool error); no second prompt operation', async () => {
+    const { final, prompts, toolMessage } = await crashThenRestart('tool', {}, { SPEC_HARNESS_TEXT: 'Check order 8' });
+    assert.equal(final.status, 'completed');
+    assert.equal(prompts.length, 1);
+    assert.equal(toolMessage[0]!.toolResult?.success, false);
+    assert.match(toolMessage[0]!.content, /harness call 1 of this tool call was "Check order 7" before the restart and is "Check order 8" now/);
   });
 });
