@@ -15,6 +15,7 @@ import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useSubagent } from '../../../plugins/agent-api/use-subagent.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
+import { allow, deny, RecordingReceiver } from '../../helpers/webhook-receiver.js';
 
 const USE_HARNESS = [{ toolCalls: [{ identifier: 'agent', apiName: 'work', args: {} }] }, { text: 'agent done' }];
 const TASK_TURN = { toolCalls: [{ identifier: 'agent', apiName: 'task', args: { agent: 'researcher', prompt: 'find the release date' } }] };
@@ -84,6 +85,27 @@ describe('agent-api: task delegation inside harness conversations', function () 
     const tool = (await runtime!.kernel.store.listMessages(prompt.id)).find((m) => m.role === 'tool')!;
     assert.equal(tool.toolResult?.error, 'hook_denied');
     assert.match(tool.content, /delegation is off here/);
+  });
+
+  it('a webhook control (environment hook) denying agent/task keeps the subagent from running, and sees the call with the prompt operation', async () => {
+    const receiver = await RecordingReceiver.start();
+    try {
+      receiver.route('/env', (req) => (req.body?.apiName === 'task' ? deny('no delegating from scratch') : allow()));
+      const { harnessOps, all } = await run(
+        async (harness) => (await harness.prompt('when?', { model: { provider: 'scripted', name: 'scratch', turns: [TASK_TURN, { text: 'denied' }] } })).text,
+        { AGENT_HOOK_WEBHOOK_URL: receiver.url('/env'), AGENT_HOOK_WEBHOOK_TOKEN: 'spec-token-9f', AGENT_HOOK_WEBHOOK_EVENTS: 'beforeToolCall', AGENT_HOOK_WEBHOOK_RESPONSE_HANDLING: 'toolCall' },
+      );
+      const prompt = harnessOps[0]!;
+      assert.equal(all.filter((o) => o.parentOperationId === prompt.id).length, 0, 'no child operation');
+      const tool = (await runtime!.kernel.store.listMessages(prompt.id)).find((m) => m.role === 'tool')!;
+      assert.equal(tool.toolResult?.success, false);
+      assert.match(tool.content, /no delegating from scratch/);
+      const seen = receiver.requests.filter((r) => (r.body as { apiName?: string } | undefined)?.apiName === 'task');
+      assert.equal(seen.length, 1);
+      assert.equal((seen[0]!.body as { operationId?: string }).operationId, prompt.id);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('an unknown subagent name is a factual miss listing the live set; a prompt tool named task is refused while the agent declares subagents', async () => {
