@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type * as v from 'valibot';
 import { HookgateError } from '../../kernel/errors.js';
-import type { Usage } from '../../kernel/messages.js';
 import type { Operations } from '../../kernel/operations.js';
 import type { Sandbox } from '../../kernel/sandbox.js';
 import type { OperationRecord, Store } from '../../kernel/store.js';
@@ -12,8 +11,8 @@ import { HARNESS_SOURCE_ID, type HarnessCall, type HarnessSource } from './harne
 import { parsePromptOptions, type PromptOptions } from './harness-options.js';
 import type { ModelBlock } from './use-model.js';
 import type { RenderedAgent } from './render-agent.js';
-import { TASK_TOOL } from './framework-tools.js';
-import { HarnessOptionsError } from './agent-errors.js';
+import { delegationOf } from './harness-delegation.js';
+import { promptUsage } from './prompt-usage.js';
 import type { MessageImage } from '../../kernel/messages.js';
 import { harnessRef, previousCall, replayResultCalls, resumeOrphan } from './harness-recovery.js';
 
@@ -92,11 +91,7 @@ export interface HarnessScope {
   readonly instructions: string | undefined;
   /** The calling operation's user: its prompts run for the same user (webhook payloads, policies). */
   readonly userId?: string | undefined;
-  /**
-   * What makes the harness the same one when its invocation runs again after a restart (a durable tool's call id):
-   * its calls then continue the operations the previous run started, in order, instead of prompting again. Absent: a
-   * harness of its own every time.
-   */
+  /** Makes it the same harness when its invocation runs again after a restart (a tool call id): its calls continue the previous run's operations, in order. */
   readonly key?: string;
   /** The agent's latest render, for delegation through `task` (its subagents); absent: the harness cannot delegate. */
   readonly render?: () => RenderedAgent | undefined;
@@ -297,35 +292,8 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
   return harness;
 }
 
-/**
- * The delegation of a prompt: the `task` tool while the agent's latest render
- * declares subagents, its roster taken now. HarnessOptionsError when a tool
- * of the prompt is named `task` then (the model could not tell them apart).
- */
-function delegationOf(scope: HarnessScope, tools: readonly { readonly name: string }[]): HarnessCall['delegation'] {
-  const rendered = scope.render?.();
-  if (rendered === undefined || rendered.subagents.length === 0) return undefined;
-  const at = tools.findIndex((t) => t.name === TASK_TOOL);
-  if (at >= 0) throw new HarnessOptionsError(`harness.prompt(): tools[${at}] is named "${TASK_TOOL}", the delegation tool of an agent that declares subagents; rename it`, { field: `tools[${at}]` });
-  return Object.freeze({ ref: scope.ref ?? scope.identity, roster: rendered.resources.subagents, rendered, live: () => scope.render?.() });
-}
-
 /** Whether the tool message answering `toolCallId` in the operation was stored as a success (result control may have withheld it). */
 async function publishedOk(store: Store, operationId: string, toolCallId: string): Promise<boolean> {
   const messages = await store.listMessages(operationId, { includeCompacted: true });
   return messages.some((m) => m.role === 'tool' && m.toolCallId === toolCallId && m.toolResult?.success === true);
-}
-
-function promptUsage(usage: Usage, model: ModelBlock): PromptUsage {
-  const pricing = model.pricing as { inputPerMillion?: number; outputPerMillion?: number } | undefined;
-  const input = pricing?.inputPerMillion !== undefined ? (usage.promptTokens * pricing.inputPerMillion) / 1_000_000 : 0;
-  const output = pricing?.outputPerMillion !== undefined ? (usage.completionTokens * pricing.outputPerMillion) / 1_000_000 : 0;
-  return {
-    input: usage.promptTokens,
-    output: usage.completionTokens,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: usage.totalTokens,
-    cost: { input, output, cacheRead: 0, cacheWrite: 0, total: usage.cost },
-  };
 }
