@@ -114,6 +114,8 @@ export { defineSkill, skillPathProblem, type SkillDefinition } from './plugins/a
 export { useSkill } from './plugins/agent-api/use-skill.js';
 export { defineSubagent, GeneralSubagent, GENERAL_SUBAGENT_NAME, type SubagentDefinition, type ThinkingLevel } from './plugins/agent-api/define-subagent.js';
 export { useSubagent } from './plugins/agent-api/use-subagent.js';
+export { useSandbox, type UseSandboxOptions } from './plugins/agent-api/use-sandbox.js';
+export { localSandbox } from './plugins/sandbox-local/local-sandbox-factory.js';
 export { MAX_DELEGATION_DEPTH } from './plugins/agent-api/framework-tools.js';
 export type { RenderedResources, ResourceEntry } from './plugins/agent-api/render-agent.js';
 export { AgentDirectory } from './plugins/agent-api/agent-directory.js';

@@ -11,7 +11,7 @@ export * as tokens from './tokens.js';
 export { Config, Logger, Secrets, Environment, Operations, Hooks, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies, AgentSources } from './tokens.js';
 export { Sandbox, StepQueue } from './tokens.js';
 export type { QueuedStep, QueuedStepOutcome, QueuedStepRunner } from './step-queue.js';
-export type { SandboxExecOptions, SandboxExecResult, SandboxFileStat } from './sandbox.js';
+export type { SandboxExecOptions, SandboxExecResult, SandboxFileStat, SandboxFactory } from './sandbox.js';
 export { HookgateError, CriticalHookDeliveryError, isHookgateError, errorMessage } from './errors.js';
 export { ERROR_CATALOG, type ErrorCode, type ErrorCategory } from './error-catalog.js';
 export { createLogger, SecretScrubber, type LogLevel, type LogRecord } from './logger.js';

@@ -68,3 +68,10 @@ export interface SandboxFileStat {
   size: number;
   mtime: Date;
 }
+
+/**
+ * What an agent function mounts with `useSandbox(factory, { cwd })`: called
+ * (synchronously) the first time a submission's render declares it, and its
+ * sandbox kept for the rest of that submission. A throw fails the render.
+ */
+export type SandboxFactory = () => Sandbox;

@@ -22,6 +22,14 @@ const derived = new WeakMap<AgentView, Map<string, StepAgent>>();
 /** Tool maps by step definition (definitions derived here only; any other definition uses the kernel's catalogue). */
 const toolMaps = new WeakMap<AgentDefinition, ReadonlyMap<string, ToolEntry>>();
 
+/** Step definitions whose view asked to end after a compaction (`AgentView.endAfterCompaction`; not an agent file field). */
+const compactionOnly = new WeakSet<AgentDefinition>();
+
+/** Whether the operation running `agent` ends once a compaction committed (its view's `endAfterCompaction`). */
+export function endsAfterCompaction(agent: AgentDefinition): boolean {
+  return compactionOnly.has(agent);
+}
+
 /**
  * Records that `view` is `definition` with the tools of `tools`, without
  * validating or copying anything: for the static source, whose views are
@@ -69,7 +77,9 @@ function deriveStepAgent(view: AgentView, sourceId: string, agentId: string): St
     const problems = err instanceof HookgateError && Array.isArray(err.details?.problems) ? (err.details.problems as string[]) : [String(err)];
     throw invalid(where, problems.map((p) => p.replace(`${where}: tools`, `${where}: allowList`)), sourceId, agentId);
   }
-  return { definition: deepFreeze(definition), tools: toolMapFrom(view.tools, where, sourceId, agentId) };
+  const frozen = deepFreeze(definition);
+  if (view.endAfterCompaction === true) compactionOnly.add(frozen);
+  return { definition: frozen, tools: toolMapFrom(view.tools, where, sourceId, agentId) };
 }
 
 function toolMapFrom(tools: AgentView['tools'], where: string, sourceId: string, agentId: string): ReadonlyMap<string, ToolEntry> {

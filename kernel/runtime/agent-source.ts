@@ -39,6 +39,13 @@ export interface AgentView {
   readonly limits?: AgentDefinition['limits'];
   /** When to compact the conversation (the agent file's `compaction`). */
   readonly compaction?: AgentDefinition['compaction'];
+  /**
+   * The operation's work is a compaction: once a `compress_context` step of
+   * this view committed a summary, the operation finishes (reason `done`)
+   * instead of calling the model again. A failed summarization does not end
+   * it (the limits still do). What `harness.compact()` runs with.
+   */
+  readonly endAfterCompaction?: boolean;
   /** Sub-agents the model may call as `agents/<id>` (defined agents, run from the static source). */
   readonly subagents?: readonly string[];
   /** A description, stored with the operation's definition. */

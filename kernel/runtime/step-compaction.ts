@@ -4,6 +4,7 @@ import { ZERO_USAGE } from '../messages.js';
 import { conversationTokens } from './conversation-tokens.js';
 import { callModel, usageOf } from './model-turn.js';
 import { compactableCount } from './next-step.js';
+import { endsAfterCompaction } from './agent-source-view.js';
 import { baseEvent, dispatchHook } from './operation-dispatch.js';
 import type { StepExecutor } from './step-executor.js';
 
@@ -40,6 +41,8 @@ export const compactionStep: StepExecutor = async ({ deps }, op, draft) => {
     const summary = response.text;
     state.compactions += 1;
     state.compactRetryAboveTokens = undefined;
+    // An operation whose work is this compaction (harness.compact()) ends here, as `done`, not at its step limit.
+    if (endsAfterCompaction(op.agent)) state.endRequested = true;
     draft.commit.messages.push({ id: summaryId, role: 'summary', content: summary });
     draft.commit.compact = { messageIds: older.map((m) => m.id), summaryId };
     const messagesBefore = op.messages.length;

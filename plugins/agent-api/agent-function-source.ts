@@ -25,6 +25,7 @@ import type { OperationRecord } from '../../kernel/store.js';
 import type { ToolDefinition } from '../../kernel/tools.js';
 import { closeHarness, type HarnessHost } from './harness.js';
 import type { ModelBlock } from './use-model.js';
+import { SubmissionEnvironments, type AgentEnvironment } from './agent-environment.js';
 
 /** The identifier of every tool an agent function mounts with `useTool`: the gate, policies and hooks see `agent/<name>`. */
 export const AGENT_TOOL_IDENTIFIER = 'agent';
@@ -69,6 +70,9 @@ interface OperationSession {
   readonly ref: string;
   /** A delegated child's subagent: its render is a subagent render of this definition. */
   readonly subagent: ResolvedSubagent | undefined;
+  /** The sandboxes `useSandbox` factories made for this operation, and the latest render's environment. */
+  readonly environments: SubmissionEnvironments;
+  environment: AgentEnvironment | undefined;
 }
 
 /**
@@ -112,7 +116,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   });
 
   /** A new harness for one invocation (a harness tool call, an event callback) of the operation's agent. */
-  function harnessOf(operationId: string, identity: string, userId: string | undefined): ReturnType<HarnessHost['open']> | undefined {
+  function harnessOf(operationId: string, identity: string, userId: string | undefined, key?: string): ReturnType<HarnessHost['open']> | undefined {
     const session = sessions.get(operationId);
     return harnesses?.open({
       parentOperationId: operationId,
@@ -120,6 +124,15 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       userId,
       model: session?.view?.model as ModelBlock | undefined,
       instructions: session?.render?.instructions,
+      ref: identity,
+      ...(key !== undefined ? { key } : {}),
+      // Delegation through task resolves against the live set: the operation's latest render.
+      render: () => sessions.get(operationId)?.render,
+      // Live: a conditional useSandbox swaps the environment at a turn boundary and harness.sandbox follows it.
+      sandbox: () => {
+        const live = sessions.get(operationId)?.environment;
+        return live !== undefined ? live.sandbox : harnesses?.defaultSandbox();
+      },
     });
   }
 
@@ -136,7 +149,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       // not run twice. A durable tool's steps are recorded under this call instead (its id is stored with the
       // operation, so a resumed call has it too) and the call runs again, replaying them.
       if (tool.durable !== true && !(await markCallStarted(store, ctx.operationId, ctx.toolCallId))) throw new ToolCallInterruptedError(tool.name, ctx.toolCallId);
-      const harness = tool.harness === true ? harnessOf(ctx.operationId, ctx.agentId, ctx.userId) : undefined;
+      const harness = tool.harness === true ? harnessOf(ctx.operationId, ctx.agentId, ctx.userId, ctx.toolCallId) : undefined;
       try {
         return await runAgentTool(tool, call.args, ctx.toolCallId, ctx.signal, {
           ...(ctx.log !== undefined ? { log: ctx.log } : {}),
@@ -179,6 +192,8 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       entries: new Map(),
       ref,
       subagent,
+      environments: new SubmissionEnvironments(() => harnesses?.defaultSandbox()),
+      environment: undefined,
     };
     // Another resolve of the same operation may have opened one meanwhile: the first stays.
     const existing = sessions.get(operationId);
@@ -212,10 +227,12 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     if (session.subagent !== undefined) {
       const rendered = renderAgent(session.subagent.definition.agent as never, { kind: 'subagent', agentName: ref });
       session.render = rendered;
+      session.environment = session.environments.of(rendered.sandbox, ref);
       return viewOf(session, rendered, (context.definition?.model ?? session.subagent.model) as AgentView['model'], context.operation?.state.compactions ?? 0);
     }
     const rendered = renderAgent(agentOf(ref), { instanceId: session.instanceId, initialData: session.initialData, state: session.access, agentName: ref, ...(session.delivery !== undefined ? { delivery: session.delivery } : {}), ...(session.dispatchToSelf !== undefined ? { dispatchToSelf: session.dispatchToSelf } : {}) });
     session.render = rendered;
+    session.environment = session.environments.of(rendered.sandbox, ref);
     // Read once per submission: the model the operation stored at start (its first render's).
     const model = (context.definition?.model ?? rendered.model) as AgentView['model'];
     return viewOf(session, rendered, model, context.operation?.state.compactions ?? 0);
@@ -297,7 +314,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       const session = sessions.get(context.operationId);
       if (session?.render === undefined) return undefined;
       // What this turn's render declares against what was last narrated; the new snapshot commits with the turn.
-      const narration = narrateResources(resourceKinds, session.render, context.operation?.state.sourceState, compactionMarkOf(context.messages));
+      const narration = narrateResources(resourceKinds, session.render, context.operation?.state.sourceState, compactionMarkOf(context.messages), session.environment);
       return { messages: narration.signals.map((signal) => ({ role: 'user' as const, content: narrationText(signal) })), sourceState: narration.snapshot };
     },
 
@@ -316,7 +333,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     // Kept per operation, not per session: a session reopened for a reloaded record (a resume after a delegation or an
     // approval) must show the model the same catalog and roster.
     const operationId = session !== undefined ? (session.record as OperationRecord).id : undefined;
-    const baseline = baselineFor(operationId !== undefined ? baselines.get(operationId) : undefined, rendered, compactions);
+    const baseline = baselineFor(operationId !== undefined ? baselines.get(operationId) : undefined, rendered, compactions, session?.environment);
     if (operationId !== undefined) baselines.set(operationId, baseline);
     const framework = frameworkTools(rendered, baseline, AGENT_TOOL_IDENTIFIER, AGENT_TOOL_SOURCE);
     const entries = [...rendered.tools.map((tool) => entryFor(session, tool)), ...framework.map((t) => frameworkEntry(session, t))];

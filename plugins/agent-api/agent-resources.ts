@@ -16,6 +16,7 @@ import {
 } from './framework-tools.js';
 import type { RenderedAgent, ResourceEntry } from './render-agent.js';
 import type { ModelBlock } from './use-model.js';
+import type { AgentEnvironment } from './agent-environment.js';
 
 /**
  * The skills and subagents the model was shown in the system prompt's
@@ -28,18 +29,26 @@ export interface ResourceBaseline {
   readonly compactions: number;
   readonly skills: readonly ResourceEntry[];
   readonly subagents: readonly ResourceEntry[];
+  /** The working directory of the sandbox the render declared with `useSandbox` (undefined: none declared): the workspace the system prompt describes. */
+  readonly workspace: string | undefined;
 }
 
-/** The baseline for a render: `previous` while no compaction happened since it was taken, else a new one of `rendered`. */
-export function baselineFor(previous: ResourceBaseline | undefined, rendered: RenderedAgent, compactions: number): ResourceBaseline {
+/** The baseline for a render: `previous` while no compaction happened since it was taken, else a new one of `rendered` (in `environment`). */
+export function baselineFor(previous: ResourceBaseline | undefined, rendered: RenderedAgent, compactions: number, environment?: AgentEnvironment): ResourceBaseline {
   if (previous !== undefined && previous.compactions === compactions) return previous;
-  return Object.freeze({ compactions, skills: rendered.resources.skills, subagents: rendered.resources.subagents });
+  return Object.freeze({ compactions, skills: rendered.resources.skills, subagents: rendered.resources.subagents, workspace: environment?.declared === true ? environment.cwd : undefined });
 }
 
-/** The system instructions: the render's instruction document, then the baseline's skill catalog. */
+/** The line of the system prompt that describes a declared sandbox's workspace. */
+export function workspaceLine(cwd: string): string {
+  return `Your environment's working directory is ${cwd.replace(/[\r\n]+/g, ' ')}; relative paths resolve against it.`;
+}
+
+/** The system instructions: the render's instruction document, then the baseline's workspace and skill catalog. */
 export function composedInstructions(rendered: RenderedAgent, baseline: ResourceBaseline): string | undefined {
   const catalog = skillCatalog(baseline.skills);
-  const parts = [rendered.instructions, catalog].filter((p): p is string => p !== undefined && p !== '');
+  const workspace = baseline.workspace !== undefined ? workspaceLine(baseline.workspace) : undefined;
+  const parts = [rendered.instructions, workspace, catalog].filter((p): p is string => p !== undefined && p !== '');
   return parts.length > 0 ? parts.join('\n\n') : undefined;
 }
 
@@ -67,17 +76,18 @@ export function isFrameworkCall(rendered: RenderedAgent, apiName: string): boole
  * operation (`<ref>.<name>` on this source), a factual miss, or throws (a
  * tool error the model sees) past MAX_DELEGATION_DEPTH.
  */
-export function runFrameworkTool(rendered: RenderedAgent, ref: string, apiName: string, args: Record<string, unknown>): string | DelegatedToolResult {
+export function runFrameworkTool(rendered: RenderedAgent, ref: string, apiName: string, args: Record<string, unknown>, harnessLevels = 0): string | DelegatedToolResult {
   if (apiName === ACTIVATE_SKILL_TOOL) {
     const skill = rendered.skills.find((s) => s.name === args.name);
     return skill !== undefined ? activationText(skill) : skillMiss(args.name, rendered.skills.map((s) => s.name));
   }
   const subagent = rendered.subagents.find((s) => s.name === args.agent);
   if (subagent === undefined) return subagentMiss(args.agent, rendered.subagents.map((s) => s.name));
-  const depth = delegationDepth(ref);
+  // A harness conversation counts as one level of delegation (document 001): `harnessLevels` is 1 for a task called in one.
+  const depth = delegationDepth(ref) + harnessLevels;
   if (depth >= MAX_DELEGATION_DEPTH) {
     throw new Error(
-      `Maximum delegation depth (${MAX_DELEGATION_DEPTH}) exceeded: agent "${ref}" is ${depth} delegations deep and may not delegate "${subagent.name}". Do the work here, or restructure the agents to delegate less deeply.`,
+      `Maximum delegation depth (${MAX_DELEGATION_DEPTH}) exceeded: ${harnessLevels > 0 ? `this harness conversation of agent "${ref}"` : `agent "${ref}"`} is ${depth} delegations deep and may not delegate "${subagent.name}". Do the work here, or restructure the agents to delegate less deeply.`,
     );
   }
   return { delegate: { agentSource: AGENT_FUNCTION_SOURCE_ID, agentId: subagentRef(ref, subagent.name), prompt: typeof args.prompt === 'string' ? args.prompt : '' } };

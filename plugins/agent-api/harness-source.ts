@@ -7,6 +7,9 @@ import { runAgentTool, type AgentTool } from './define-tool.js';
 import type { Harness } from './harness.js';
 import { FINISH_TOOL_NAME, GIVE_UP_TOOL_NAME, MAX_RESULT_FOLLOW_UPS, resultFollowUp, type ResultTools } from './harness-result-tools.js';
 import type { ModelBlock } from './use-model.js';
+import { runFrameworkTool } from './agent-resources.js';
+import { TASK_PARAMETERS, TASK_TOOL, taskDescription } from './framework-tools.js';
+import type { RenderedAgent, ResourceEntry } from './render-agent.js';
 
 /** The agent source of harness prompts (`execAgent({ agentSource: 'agent-harness' })`). */
 export const HARNESS_SOURCE_ID = 'agent-harness';
@@ -26,12 +29,28 @@ export interface HarnessCall {
   readonly result: ResultTools | undefined;
   /** What `harness: true` tools of the prompt get. */
   readonly harness: Harness;
+  /** Delegation through `task` to the agent's subagents; undefined: the harness's agent declares none it can reach. */
+  readonly delegation?: HarnessDelegation | undefined;
 }
 
-// A compaction call compacts everything (the request included) in its first step, then stops.
+/** How a harness prompt delegates: the delegating agent's id, the roster its `task` tool shows (taken when the prompt started), the live set. */
+export interface HarnessDelegation {
+  /** The agent id of the operation the harness belongs to (a root identity or a subagent's `<ref>.<name>`). */
+  readonly ref: string;
+  /** The subagents the `task` tool lists (frozen for the prompt's operation). */
+  readonly roster: readonly ResourceEntry[];
+  /** The agent's latest render, which calls resolve against (undefined once its operation settled: the roster's render then). */
+  live(): RenderedAgent | undefined;
+  /** The render the roster was taken from. */
+  readonly rendered: RenderedAgent;
+}
+
+// A compaction call compacts everything (the request included) in its first step, then ends (`done`); a failed
+// summarization ends at the step limit instead.
 const COMPACT_LIMITS = Object.freeze({ maxSteps: 1 });
 const COMPACT_NOW = Object.freeze({ thresholdTokens: 1, keepRecent: 0 });
-const PROMPT_LIMITS = Object.freeze({ maxSteps: AGENT_FUNCTION_MAX_STEPS });
+// Read when a view is built, not at module load: agent-function-source.ts imports this module through harness.ts.
+let promptLimits: { readonly maxSteps: number } | undefined;
 
 /**
  * Serves the operations of harness calls. Each harness has an agent id of
@@ -53,6 +72,11 @@ export class HarnessSource implements AgentSource {
       const running = this.callOf(ctx.agentId);
       if (call.identifier === HARNESS_TOOL_IDENTIFIER && running.result !== undefined && (call.apiName === FINISH_TOOL_NAME || call.apiName === GIVE_UP_TOOL_NAME)) {
         return running.result.call(call.apiName, call.args, ctx.toolCallId);
+      }
+      if (call.identifier === AGENT_TOOL_IDENTIFIER && call.apiName === TASK_TOOL && running.delegation !== undefined) {
+        // Through the gate already (this is the tool's execution): a child operation of this prompt's, resolved against the live set.
+        const { delegation } = running;
+        return runFrameworkTool(delegation.live() ?? delegation.rendered, delegation.ref, TASK_TOOL, call.args, 1);
       }
       const tool = running.tools.find((t) => t.name === call.apiName);
       if (call.identifier !== AGENT_TOOL_IDENTIFIER || tool === undefined) throw new Error(`tool "${call.identifier}/${call.apiName}" is not offered by this harness prompt`);
@@ -102,6 +126,14 @@ function promptView(call: HarnessCall, source: ToolSource): AgentView {
       source,
     }),
   );
+  if (call.delegation !== undefined) {
+    entries.push(
+      Object.freeze({
+        tool: Object.freeze({ identifier: AGENT_TOOL_IDENTIFIER, apiName: TASK_TOOL, description: taskDescription(call.delegation.roster), parameters: TASK_PARAMETERS as unknown as Record<string, unknown>, toolSource: HARNESS_TOOL_SOURCE }),
+        source,
+      }),
+    );
+  }
   if (call.result !== undefined) {
     entries.push(
       injected(source, FINISH_TOOL_NAME, 'Call this when the task is complete, with your final answer as the arguments. They are validated against the required schema; if validation fails you get the error and may call again. The first successful call wins.', call.result.finishParameters),
@@ -113,7 +145,7 @@ function promptView(call: HarnessCall, source: ToolSource): AgentView {
     model: call.model as AgentView['model'],
     tools: Object.freeze(entries),
     allowList: Object.freeze(entries.map((e) => `${e.tool.identifier}/${e.tool.apiName}`)),
-    limits: PROMPT_LIMITS,
+    limits: (promptLimits ??= Object.freeze({ maxSteps: AGENT_FUNCTION_MAX_STEPS })),
   });
 }
 
@@ -125,6 +157,7 @@ function compactView(call: HarnessCall): AgentView {
     allowList: Object.freeze([]),
     limits: COMPACT_LIMITS,
     compaction: COMPACT_NOW,
+    endAfterCompaction: true,
   });
 }
 

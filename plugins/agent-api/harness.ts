@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type * as v from 'valibot';
 import { HookgateError } from '../../kernel/errors.js';
-import type { Usage } from '../../kernel/messages.js';
 import type { Operations } from '../../kernel/operations.js';
 import type { Sandbox } from '../../kernel/sandbox.js';
 import type { OperationRecord, Store } from '../../kernel/store.js';
@@ -11,7 +10,11 @@ import { createResultTools, resultFooter } from './harness-result-tools.js';
 import { HARNESS_SOURCE_ID, type HarnessCall, type HarnessSource } from './harness-source.js';
 import { parsePromptOptions, type PromptOptions } from './harness-options.js';
 import type { ModelBlock } from './use-model.js';
+import type { RenderedAgent } from './render-agent.js';
+import { delegationOf } from './harness-delegation.js';
+import { promptUsage } from './prompt-usage.js';
 import type { MessageImage } from '../../kernel/messages.js';
+import { harnessRef, previousCall, replayResultCalls, resumeOrphan } from './harness-recovery.js';
 
 export type { PromptOptions, PromptImage } from './harness-options.js';
 
@@ -88,6 +91,14 @@ export interface HarnessScope {
   readonly instructions: string | undefined;
   /** The calling operation's user: its prompts run for the same user (webhook payloads, policies). */
   readonly userId?: string | undefined;
+  /** Makes it the same harness when its invocation runs again after a restart (a tool call id): its calls continue the previous run's operations, in order. */
+  readonly key?: string;
+  /** The agent's latest render, for delegation through `task` (its subagents); absent: the harness cannot delegate. */
+  readonly render?: () => RenderedAgent | undefined;
+  /** The agent id of the calling operation (what delegated children are named after: `<ref>.<subagent>`); default `identity`. */
+  readonly ref?: string;
+  /** The agent's environment as of now (a live getter: `useSandbox` may swap it at a turn boundary); absent: the runtime's default sandbox. */
+  readonly sandbox?: () => Sandbox | undefined;
 }
 
 /** What harnesses run on, attached once the runtime is ready. */
@@ -120,6 +131,11 @@ export class HarnessHost {
     this.services = undefined;
   }
 
+  /** The runtime's default sandbox (the `Sandbox` token's), undefined before `attach` or without a sandbox plugin. */
+  defaultSandbox(): Sandbox | undefined {
+    return this.services?.sandbox;
+  }
+
   /** A new harness (with a new scratch conversation, made at its first prompt) for one invocation. */
   open(scope: HarnessScope): Harness {
     return createHarness(scope, this.source, () => {
@@ -142,7 +158,9 @@ export function closeHarness(harness: Harness | undefined): void {
 
 function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: () => HarnessServices): Harness {
   // The harness's agent id: one per harness, so its thread is its own and its running call is found by it.
-  const ref = `${scope.identity}.harness.${randomBytes(6).toString('hex')}`;
+  const ref = harnessRef(scope.identity, scope.parentOperationId, scope.key, () => randomBytes(6).toString('hex'));
+  /** How many calls reached an operation (their order is how a re-run finds the operations of the previous run). */
+  let ordinal = 0;
   let threadId: string | undefined;
   let busy = false;
   let runningId: string | undefined;
@@ -154,7 +172,13 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
     source.begin(ref, call);
     try {
       let operationId: string;
-      try {
+      const previous = scope.key !== undefined ? await previousCall(services.store, scope.parentOperationId, ref, ordinal++, prompt) : undefined;
+      if (previous !== undefined) {
+        // The same call of the same tool call before a restart: its operation goes on (or has ended) instead of a new prompt.
+        threadId ??= previous.threadId;
+        await resumeOrphan(services.operations, services.store, previous);
+        operationId = previous.id;
+      } else try {
         const handle = await services.operations.execAgent({
           agentSource: HARNESS_SOURCE_ID,
           agentId: ref,
@@ -209,7 +233,7 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
         claim('harness.prompt()');
         try {
           const result = parsed.result !== undefined ? createResultTools(parsed.result) : undefined;
-          const call: HarnessCall = { kind: 'prompt', instructions: scope.instructions, model: parsed.model, tools: parsed.tools, result, harness };
+          const call: HarnessCall = { kind: 'prompt', instructions: scope.instructions, model: parsed.model, tools: parsed.tools, result, harness, delegation: delegationOf(scope, parsed.tools) };
           const images = options?.images?.map((i) => ({ mediaType: i.mimeType.toLowerCase(), data: i.data }));
           const record = await runCall(call, result !== undefined ? `${text}\n${resultFooter()}` : text, handleSignal, 'harness.prompt()', images);
           if (record.status === 'interrupted' || handleSignal.aborted) throw abortError(handleSignal.reason);
@@ -219,6 +243,8 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
           const usage = promptUsage(record.state.usage, parsed.model);
           const model = { provider: parsed.model.provider, id: parsed.model.name ?? '' };
           if (result === undefined) return { text: record.state.lastText ?? '', usage, model } as never;
+          // An operation continued after a restart may have accepted its finish call in the process that died.
+          if (result.outcome().type === 'pending') await replayResultCalls(servicesOf().store, record.id, result);
           const outcome = result.outcome();
           const published = outcome.type === 'pending' ? false : await publishedOk(servicesOf().store, record.id, outcome.toolCallId);
           if (outcome.type === 'finished' && published) return { data: outcome.value, usage, model } as never;
@@ -256,7 +282,7 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
     },
 
     get sandbox(): Sandbox {
-      const sandbox = servicesOf().sandbox;
+      const sandbox = scope.sandbox !== undefined ? (servicesOf(), scope.sandbox()) : servicesOf().sandbox;
       if (sandbox === undefined) throw new HookgateError('SANDBOX_UNAVAILABLE', 'harness.sandbox: no plugin provides the Sandbox token (the bundled sandbox-local does; was it left out?)');
       return sandbox;
     },
@@ -270,18 +296,4 @@ function createHarness(scope: HarnessScope, source: HarnessSource, servicesOf: (
 async function publishedOk(store: Store, operationId: string, toolCallId: string): Promise<boolean> {
   const messages = await store.listMessages(operationId, { includeCompacted: true });
   return messages.some((m) => m.role === 'tool' && m.toolCallId === toolCallId && m.toolResult?.success === true);
-}
-
-function promptUsage(usage: Usage, model: ModelBlock): PromptUsage {
-  const pricing = model.pricing as { inputPerMillion?: number; outputPerMillion?: number } | undefined;
-  const input = pricing?.inputPerMillion !== undefined ? (usage.promptTokens * pricing.inputPerMillion) / 1_000_000 : 0;
-  const output = pricing?.outputPerMillion !== undefined ? (usage.completionTokens * pricing.outputPerMillion) / 1_000_000 : 0;
-  return {
-    input: usage.promptTokens,
-    output: usage.completionTokens,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: usage.totalTokens,
-    cost: { input, output, cacheRead: 0, cacheWrite: 0, total: usage.cost },
-  };
 }

@@ -7,6 +7,7 @@ import { frameworkToolConflict } from './framework-tools.js';
 import { agentPrefix, renderInSlot, type RenderInput } from './render-slot.js';
 import type { AgentFinishCallback, AgentStartCallback, ResponseFinishCallback, ResponseStartCallback } from './use-agent-events.js';
 import type { ModelBlock } from './use-model.js';
+import type { SandboxDeclaration } from './use-sandbox.js';
 
 /** What one render of an agent function declared. */
 export interface RenderedAgent {
@@ -28,6 +29,8 @@ export interface RenderedAgent {
   readonly subagents: readonly SubagentDefinition[];
   /** What this render declared of skills and subagents, as catalog entries (name, description): what resource narration diffs. */
   readonly resources: RenderedResources;
+  /** The `useSandbox` declaration; undefined: the runtime's default environment. */
+  readonly sandbox: SandboxDeclaration | undefined;
 }
 
 /** A render's declared skills and subagents as catalog entries, in declaration order. */
@@ -86,6 +89,7 @@ export function renderAgent(agent: Agent, input: RenderInput = {}): RenderedAgen
     skills: Object.freeze([...frame.skills]),
     subagents: Object.freeze([...frame.subagents]),
     resources: Object.freeze({ skills: entriesOf(frame.skills), subagents: entriesOf(frame.subagents) }),
+    sandbox: frame.sandbox,
   });
 }
 

@@ -6,6 +6,7 @@ import type { DeliveredMessage, DeliveredMessageInput } from './delivered-messag
 import type { DispatchReceipt } from './dispatch.js';
 import type { AgentFinishCallback, AgentStartCallback, ResponseFinishCallback, ResponseStartCallback } from './use-agent-events.js';
 import type { ModelBlock } from './use-model.js';
+import type { SandboxDeclaration } from './use-sandbox.js';
 
 /**
  * The thread's persisted values as one render reads them, and where its
@@ -55,6 +56,8 @@ export interface RenderFrame {
   readonly skills: SkillDefinition[];
   /** The `useSubagent` delegates, in call order, names unique. */
   readonly subagents: SubagentDefinition[];
+  /** The `useSandbox` declaration (at most one). */
+  sandbox: SandboxDeclaration | undefined;
 }
 
 /** The one render in progress. Agent functions are synchronous, so one slot never interleaves. */
@@ -110,6 +113,7 @@ export function renderInSlot<T>(render: () => T, input: RenderInput): { result: 
     responseFinishes: [],
     skills: [],
     subagents: [],
+    sandbox: undefined,
   };
   current = frame;
   try {

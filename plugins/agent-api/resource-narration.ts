@@ -1,6 +1,8 @@
 import { renderDeliveredMessage, type DeliveredSignal } from './delivered-message.js';
 import type { RenderedAgent } from './render-agent.js';
 import { digestOf, type ResourceEntry, type ResourceKind } from './resource-kinds.js';
+import type { AgentEnvironment } from './agent-environment.js';
+import { ACTIVATE_SKILL_TOOL, TASK_TOOL } from './framework-tools.js';
 
 /** The fixed body of the `instructions` signal: the live system prompt already is the new version. */
 export const INSTRUCTIONS_UPDATED = 'System instructions updated.';
@@ -19,7 +21,12 @@ export interface NarratedSnapshot {
   readonly compaction: string | null;
   readonly instructions: string;
   readonly kinds: Readonly<Record<string, ReadonlyArray<readonly [name: string, fingerprint: string]>>>;
+  /** The environment's key (AgentEnvironment.key); absent in snapshots of before `useSandbox`, or when the source has none. */
+  readonly environment?: string;
 }
+
+/** The warning every `environment` signal carries. */
+export const ENVIRONMENT_WARNING = 'Files, processes and results from the previous environment may no longer be accessible.';
 
 /** What one turn boundary narrates, and the snapshot to store with it. */
 export interface Narration {
@@ -37,12 +44,15 @@ export interface Narration {
  * then on already describes them). A kind the snapshot does not know (added
  * to the runtime later) is adopted the same way, silently.
  */
-export function narrateResources(kinds: readonly ResourceKind[], render: RenderedAgent, previous: unknown, compaction: string | null): Narration {
-  const current = snapshotOf(kinds, render, compaction);
+export function narrateResources(kinds: readonly ResourceKind[], render: RenderedAgent, previous: unknown, compaction: string | null, environment?: AgentEnvironment): Narration {
+  const current = snapshotOf(kinds, render, compaction, environment);
   const before = asSnapshot(previous);
   if (before === undefined || before.compaction !== compaction) return { signals: [], snapshot: current };
   const signals: DeliveredSignal[] = [];
-  for (const kind of kinds) {
+  // A swapped environment is one full snapshot: it supersedes this boundary's resources deltas.
+  const swapped = environment !== undefined && typeof before.environment === 'string' && before.environment !== environment.key;
+  if (swapped) signals.push(Object.freeze({ kind: 'signal', type: 'environment', body: environmentBody(render, environment) }));
+  for (const kind of swapped ? [] : kinds) {
     const was = Object.hasOwn(before.kinds, kind.kind) ? before.kinds[kind.kind] : undefined;
     if (!Array.isArray(was)) continue;
     const body = resourcesBody(kind, new Map(was), entriesOf(kind, render));
@@ -82,13 +92,35 @@ export function resourcesBody(kind: ResourceKind, before: ReadonlyMap<string, st
   return lines.join('\n');
 }
 
-/** The snapshot of what `render` declares, for `compaction`. */
-export function snapshotOf(kinds: readonly ResourceKind[], render: RenderedAgent, compaction: string | null): NarratedSnapshot {
+/**
+ * The body of an `environment` signal: the new working directory, the warning,
+ * the whole model-facing tool roster (names, framework tools included), then
+ * the live skill and subagent catalogs (`- **name** — description`, or `none`).
+ */
+export function environmentBody(render: RenderedAgent, environment: AgentEnvironment): string {
+  const tools = render.tools.map((t) => oneLine(t.name));
+  if (render.skills.length > 0) tools.push(ACTIVATE_SKILL_TOOL);
+  if (render.subagents.length > 0) tools.push(TASK_TOOL);
+  const catalog = (title: string, entries: readonly ResourceEntry[]): string[] => {
+    const sorted = [...entries].sort((a, b) => compare(a.name, b.name));
+    return sorted.length === 0 ? [`${title}: none`] : [`${title}:`, ...sorted.map((e) => `- **${oneLine(e.name)}** — ${oneLine(e.description)}`)];
+  };
+  return [
+    `The environment changed. Working directory: ${environment.cwd !== undefined ? oneLine(environment.cwd) : 'none (no sandbox is attached)'}`,
+    ENVIRONMENT_WARNING,
+    `All available tools: ${tools.length > 0 ? [...new Set(tools)].sort(compare).join(', ') : 'none'}`,
+    ...catalog('Available skills', render.resources.skills),
+    ...catalog('Available subagents', render.resources.subagents),
+  ].join('\n');
+}
+
+/** The snapshot of what `render` declares, for `compaction` (and the environment it runs in, when the source has one). */
+export function snapshotOf(kinds: readonly ResourceKind[], render: RenderedAgent, compaction: string | null, environment?: AgentEnvironment): NarratedSnapshot {
   const out: Record<string, Array<[string, string]>> = {};
   for (const kind of kinds) {
     Object.defineProperty(out, kind.kind, { value: entriesOf(kind, render).map((e) => [e.name, fingerprintOf(e)]), enumerable: true, writable: true, configurable: true });
   }
-  return { v: 1, compaction, instructions: instructionsDigest(render.instructions ?? ''), kinds: out };
+  return { v: 1, compaction, instructions: instructionsDigest(render.instructions ?? ''), kinds: out, ...(environment !== undefined ? { environment: environment.key } : {}) };
 }
 
 /** The last instruction document digested and its digest: renders repeat one document turn after turn. */

@@ -4,6 +4,7 @@ import type { Agent } from './agent.js';
 import { isSubagentRef, splitSubagentRef, type ResolvedSubagent } from './agent-resources.js';
 import { renderAgent, type RenderedAgent } from './render-agent.js';
 import { ThreadStateBuffer } from './thread-state-buffer.js';
+import { HARNESS_CONTEXT_KEY } from './harness.js';
 
 /** What resolving a delegated child's subagent reads. */
 export interface SubagentResolutionDeps {
@@ -37,6 +38,8 @@ export function subagentResolver(deps: SubagentResolutionDeps): (ref: string, pa
     if (render === undefined) {
       const parentOp = await deps.store.getOperation(parentOperationId);
       if (parentOp === undefined) throw new HookgateError('AGENT_NOT_FOUND', `agent "${ref}": its delegating operation ${parentOperationId} is not in the store`, { details: { agentId: ref } });
+      // Delegated from a harness prompt: the subagent is the harness's agent's, whose operation is the prompt's parent.
+      if (isHarnessOperation(parentOp)) return resolve(ref, parentOp.parentOperationId);
       model = (parentOp.agent as { model?: unknown }).model;
       render = await readOnlyRender(parentRef, parentOp);
     }
@@ -60,4 +63,9 @@ export function subagentResolver(deps: SubagentResolutionDeps): (ref: string, pa
   }
 
   return resolve;
+}
+
+/** Whether `op` is a harness prompt's operation (harness.ts puts its key in the context). */
+function isHarnessOperation(op: OperationRecord): boolean {
+  return op.parentOperationId !== undefined && op.context?.[HARNESS_CONTEXT_KEY] !== undefined;
 }

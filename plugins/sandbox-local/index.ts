@@ -6,6 +6,7 @@ import { Config, Logger, Sandbox } from '../../kernel/tokens.js';
 import { DEFAULT_LOCAL_SANDBOX_LIMITS, LocalSandbox } from './local-sandbox.js';
 
 export { LocalSandbox, DEFAULT_LOCAL_SANDBOX_LIMITS, type LocalSandboxLimits } from './local-sandbox.js';
+export { localSandbox } from './local-sandbox-factory.js';
 
 const positive = (max: number) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(max)));
 

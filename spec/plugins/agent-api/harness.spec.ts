@@ -335,6 +335,7 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
     const ops = await harnessOperations(submissionOp.id);
     assert.equal(ops.length, 4, 'two prompts, one compaction, one prompt');
     assert.equal(ops[2]!.state.compactions, 1);
+    assert.deepEqual([ops[2]!.status, ops[2]!.reason, ops[2]!.state.stepIndex], ['done', 'done', 1], 'the compaction ends as done after its one step, not at its step limit');
     const active = (await runtime!.kernel.store.listThreadMessages(ops[0]!.threadId)).map((m) => `${m.role}: ${m.content}`);
     assert.deepEqual(active, ['summary: SUMMARY: said one and two', 'user: third', 'assistant: three']);
     assert.equal(afterText, 'three');
@@ -352,7 +353,8 @@ describe('agent-api: the harness (harness.prompt, CallHandle, compact)', functio
     );
     assert.ok(failure instanceof HarnessPromptError, String(failure));
     assert.match(failure.message, /summarization failed/);
-    const [first] = await harnessOperations(submissionOp.id);
+    const [first, compaction] = await harnessOperations(submissionOp.id);
+    assert.equal(compaction!.reason, 'max_steps', 'a failed summarization is not reported as a finished compaction');
     const active = (await runtime!.kernel.store.listThreadMessages(first!.threadId)).map((m) => m.role);
     assert.ok(!active.includes('summary'));
     assert.ok(active.length >= 2);
