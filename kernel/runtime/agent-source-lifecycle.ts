@@ -92,7 +92,14 @@ export async function sourceFinishing(deps: RuntimeDeps, op: RunningOperation): 
 export function takeThreadValues(deps: RuntimeDeps, op: RunningOperation, appending: number): Record<string, unknown> | undefined {
   const { source } = boundSourceOf(deps, op);
   if (source.threadValues === undefined) return undefined;
-  return source.threadValues(op.record.agentId, { operationId: op.record.id, threadId: op.record.threadId, seqAfterCommit: lastSeqOf(op) + appending });
+  // Lazy: only a source with writes to place reads it, so a step without them walks no messages.
+  return source.threadValues(op.record.agentId, {
+    operationId: op.record.id,
+    threadId: op.record.threadId,
+    get seqAfterCommit() {
+      return lastSeqOf(op) + appending;
+    },
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { ConversationStreamChunk } from '../../../plugins/agent-api/conversation-stream.js';
 import * as v from 'valibot';
 import type { OperationEvent, OperationEventOf } from '../../../kernel/runtime/operation-events.js';
 import { MAX_TOOL_LOG_ATTRIBUTES, MAX_TOOL_LOG_LINES, MAX_TOOL_LOG_MESSAGE } from '../../../kernel/runtime/tool-log.js';
@@ -7,7 +8,7 @@ import { AgentApiError, AgentRenderError, ToolLegacyDefinitionError } from '../.
 import { defineTool, type ToolInput, type ToolOutput } from '../../../plugins/agent-api/define-tool.js';
 import { init } from '../../../plugins/agent-api/init.js';
 import { renderAgent } from '../../../plugins/agent-api/render-agent.js';
-import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { start, type AgentRuntimeHandle, currentRuntime } from '../../../plugins/agent-api/start.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
 import type { RuntimeFixture } from '../../helpers/runtime-fixtures.js';
@@ -272,7 +273,7 @@ describe('agent API: defineTool', () => {
       assert.equal(lines.some((l) => l.message === 'after the call returned'), false);
     });
 
-    it("an agent runtime send's lines reach the runtime's operation-event listeners (not the conversation stream)", async () => {
+    it("an agent runtime send's lines reach the runtime's operation-event listeners and, live-only, the conversation stream", async () => {
       let runtime: AgentRuntimeHandle | undefined;
       function Progress(): string {
         useModel({ provider: 'scripted', turns: [{ toolCalls: [{ identifier: 'agent', apiName: 'work', args: {} }] }, { text: 'done' }] });
@@ -282,14 +283,17 @@ describe('agent API: defineTool', () => {
       try {
         runtime = await start({ agents: [Progress], db: 'memory' });
         const heard: OperationEvent[] = [];
-        const chunks: Array<{ type: string }> = [];
+        const chunks: ConversationStreamChunk[] = [];
         const off = runtime.kernel.events.on((e) => heard.push(e));
         const reply = await init(Progress, { id: 'p1' }).dispatch('go', { onEvent: (c) => chunks.push(c) });
         off();
         assert.equal(reply.text, 'done');
         assert.deepEqual(logs(heard).map((l) => [l.level, l.message, l.apiName]), [['info', 'halfway', 'work']]);
-        // The conversation stream carries the conversation (stored records), not progress logs.
-        assert.ok(chunks.length > 0 && chunks.every((c) => !JSON.stringify(c).includes('halfway')));
+        // The stream carries the line live (a tool-log chunk of the call), and stores nothing of it.
+        const lines = chunks.filter((c) => c.type === 'tool-log');
+        assert.deepEqual(lines.map((c) => [c.type === 'tool-log' && c.message, c.position.live]), [['halfway', 1]]);
+        const history = await currentRuntime('spec').feed.read('agent:Progress:p1');
+        assert.ok(history.chunks.length > 0 && history.chunks.every((c) => !JSON.stringify(c).includes('halfway')));
       } finally {
         await runtime?.stop();
       }
