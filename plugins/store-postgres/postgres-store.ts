@@ -23,9 +23,10 @@ import type {
 } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
-import { commitStepTx, createOperationTx, insertThread, publishToolResultTx, saveHooksTx } from './postgres-commits.js';
+import { createOperationTx, insertThread, publishToolResultTx, saveHooksTx } from './postgres-commits.js';
 import { isUniqueViolation, PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrateSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
+import { commitStep } from './postgres-step-commit.js';
 import { PostgresPruner } from './postgres-pruner.js';
 import * as reads from './postgres-reads.js';
 import { OPERATION_COLUMNS, OPERATION_FROM, toOperationRecord, type OperationRow } from './postgres-rows.js';
@@ -110,8 +111,7 @@ export class PostgresStore implements Store {
   }
 
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
-    const db = await this.open();
-    return db.transaction((c) => commitStepTx(c, operationId, commit, nowIso()));
+    return commitStep(await this.open(), operationId, commit, nowIso());
   }
 
   /** STORE_CONFLICT when the id exists. */
