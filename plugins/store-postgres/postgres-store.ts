@@ -81,6 +81,7 @@ export class PostgresStore implements Store {
   async migrate(): Promise<void> {
     if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.db.where} is closed`);
     if (this.migrated) return;
+    await this.db.open();
     await this.db.withClient((client) => migrateSchema(client, this.db.options.schema));
     this.migrated = true;
   }
