@@ -13,10 +13,11 @@ import { toJson } from './postgres-rows.js';
  * transaction, each here one READ COMMITTED transaction on one connection
  * (the caller's `client`). Where SQLite relied on its single writer, the
  * rows a decision depends on are locked first:
- * - commitStep: its UPDATE of the operation row (with the version check in
- *   its WHERE) takes the row lock, so two committers serialize and the
- *   second sees the first's version (compare-and-swap); message positions
- *   come from an UPDATE of the thread row (its lock hands them out in order).
+ * - commitStep (postgres-step-commit.ts): its UPDATE of the operation row
+ *   (with the version check in its WHERE) takes the row lock, so two
+ *   committers serialize and the second sees the first's version
+ *   (compare-and-swap); message positions come from an UPDATE of the thread
+ *   row (its lock hands them out in order).
  * - createOperation on an existing thread: SELECT ... FOR UPDATE of the
  *   thread row before the busy check, so two starts on one thread serialize.
  * - publishToolResult: SELECT ... FOR UPDATE of the operation row, then the
@@ -71,7 +72,7 @@ export function prepareMessages(operationId: string, firstSeq: number, firstPosi
     return {
       id,
       record,
-      values: [id, record.seq, record.position, m.role, m.content, toJson(record.toolCalls), m.toolCallId ?? null, toJson(record.toolResult),
+      values: [id, record.seq, record.position, m.role, JSON.stringify(m.content), toJson(record.toolCalls), m.toolCallId ?? null, toJson(record.toolResult),
         record.images === undefined ? null : JSON.stringify(record.images)],
     };
   });
@@ -182,7 +183,7 @@ export async function publishToolResultTx(client: PoolClient, operationId: strin
   const filled = await client.query(
     `UPDATE messages SET content = $1, tool_result = $2
      WHERE seq = (SELECT seq FROM messages WHERE operation_seq = $3 AND tool_call_id = $4 AND role = 'tool' AND tool_result IS NULL ORDER BY message_seq LIMIT 1)`,
-    [result.content, resultText, opSeq, toolCallId],
+    [JSON.stringify(result.content), resultText, opSeq, toolCallId],
   );
   if (filled.rowCount === 0) return false;
   // Checked after the fill on purpose: a conflict throws, which rolls the fill back.
