@@ -71,12 +71,20 @@ export class PostgresConnection {
     return this.pool;
   }
 
-  /** One statement on any pooled connection (its own transaction). */
+  /**
+   * One statement on any pooled connection (its own implicit transaction).
+   * A deadlock or serialization failure rolled the statement back whole, so
+   * it runs again, up to 5 times.
+   */
   async query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
-    try {
-      return await this.opened.query<R>(text, values);
-    } catch (err) {
-      throw this.translate(err);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.opened.query<R>(text, values);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) continue;
+        throw this.translate(err);
+      }
     }
   }
 
