@@ -13,10 +13,11 @@ import { toJson } from './postgres-rows.js';
  * transaction, each here one READ COMMITTED transaction on one connection
  * (the caller's `client`). Where SQLite relied on its single writer, the
  * rows a decision depends on are locked first:
- * - commitStep: its UPDATE of the operation row (with the version check in
- *   its WHERE) takes the row lock, so two committers serialize and the
- *   second sees the first's version (compare-and-swap); message positions
- *   come from an UPDATE of the thread row (its lock hands them out in order).
+ * - commitStep (postgres-step-commit.ts): its UPDATE of the operation row
+ *   (with the version check in its WHERE) takes the row lock, so two
+ *   committers serialize and the second sees the first's version
+ *   (compare-and-swap); message positions come from an UPDATE of the thread
+ *   row (its lock hands them out in order).
  * - createOperation on an existing thread: SELECT ... FOR UPDATE of the
  *   thread row before the busy check, so two starts on one thread serialize.
  * - publishToolResult: SELECT ... FOR UPDATE of the operation row, then the
@@ -27,7 +28,7 @@ import { toJson } from './postgres-rows.js';
 
 const UNFINISHED_SQL = `(${[...UNFINISHED_STATUSES].map((s) => `'${s}'`).join(', ')})`;
 
-function notFound(operationId: string): HookgateError {
+export function notFound(operationId: string): HookgateError {
   return new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
 }
 
@@ -36,7 +37,7 @@ export function assertVersion(operationId: string, current: number, expected: nu
   if (expected !== undefined && current !== expected) throw versionConflict(operationId, current, expected);
 }
 
-function versionConflict(operationId: string, current: number, expected: number): HookgateError {
+export function versionConflict(operationId: string, current: number, expected: number): HookgateError {
   return new HookgateError('STORE_VERSION_CONFLICT', `Operation ${operationId} is at version ${current}, not ${expected}: another writer committed first`, {
     details: { operationId, expectedVersion: expected, version: current },
   });
@@ -58,27 +59,27 @@ export async function insertThread(client: PoolClient, thread: NewThread, now: s
 }
 
 /** The message rows of one insert: their JSON computed first, so a value JSON cannot carry fails before anything is written. */
-interface PreparedMessage {
+export interface PreparedMessage {
   id: string;
   values: unknown[];
   record: MessageRecord;
 }
 
-function prepareMessages(operationId: string, firstSeq: number, firstPosition: number, messages: NewMessage[], now: string): PreparedMessage[] {
+export function prepareMessages(operationId: string, firstSeq: number, firstPosition: number, messages: NewMessage[], now: string): PreparedMessage[] {
   return messages.map((m, i) => {
     const id = m.id ?? randomUUID();
     const record = newMessageRecord(m, id, operationId, firstSeq + i, firstPosition + i, now);
     return {
       id,
       record,
-      values: [id, record.seq, record.position, m.role, m.content, toJson(record.toolCalls), m.toolCallId ?? null, toJson(record.toolResult),
+      values: [id, record.seq, record.position, m.role, JSON.stringify(m.content), toJson(record.toolCalls), m.toolCallId ?? null, toJson(record.toolResult),
         record.images === undefined ? null : JSON.stringify(record.images)],
     };
   });
 }
 
 /** One multi-row INSERT of prepared messages; STORE_CONFLICT for an id already stored (or repeated in the batch). */
-async function insertMessages(client: PoolClient, opSeq: number, threadSeq: number, now: string, prepared: PreparedMessage[]): Promise<void> {
+export async function insertMessages(client: PoolClient, opSeq: number, threadSeq: number, now: string, prepared: PreparedMessage[]): Promise<void> {
   if (prepared.length === 0) return;
   const params: unknown[] = [opSeq, threadSeq, now];
   const rows = prepared.map((p) => {
@@ -94,11 +95,16 @@ async function insertMessages(client: PoolClient, opSeq: number, threadSeq: numb
     );
   } catch (err) {
     if (isUniqueViolation(err, 'messages_id_key')) {
-      const dup = (err as { detail?: string }).detail?.match(/\(id\)=\((.*)\) already exists/)?.[1] ?? prepared.find((p, i) => prepared.findIndex((q) => q.id === p.id) !== i)?.id ?? 'id';
-      throw new HookgateError('STORE_CONFLICT', `Message ${dup} already exists`, { cause: err });
+      throw duplicateMessage(err, prepared);
     }
     throw err;
   }
+}
+
+/** STORE_CONFLICT for a message insert that broke messages_id_key, naming the id PostgreSQL reports (or the one repeated in the batch). */
+export function duplicateMessage(err: unknown, prepared: PreparedMessage[]): HookgateError {
+  const dup = (err as { detail?: string }).detail?.match(/\(id\)=\((.*)\) already exists/)?.[1] ?? prepared.find((p, i) => prepared.findIndex((q) => q.id === p.id) !== i)?.id ?? 'id';
+  return new HookgateError('STORE_CONFLICT', `Message ${dup} already exists`, { cause: err });
 }
 
 /** createOperation's transaction: thread (found or created), operation, first messages, hooks, optional lease. */
@@ -166,60 +172,6 @@ export async function createOperationTx(client: PoolClient, op: NewOperation, me
   return record;
 }
 
-/** commitStep's transaction: the operation row (CAS), the thread's positions and values, the step, the messages, the compaction marks. */
-export async function commitStepTx(client: PoolClient, operationId: string, commit: StepCommit, now: string): Promise<MessageRecord[]> {
-  const messages = commit.messages ?? [];
-  const state = JSON.stringify(commit.state);
-  const error = toJson(commit.error);
-  const threadValues = commit.threadValues === undefined ? null : JSON.stringify(commit.threadValues);
-  const step = commit.step;
-  const stepValues = step && [step.stepIndex, step.kind, step.startedAt, step.finishedAt, JSON.stringify(step.usage), JSON.stringify(step.summary ?? {})];
-  // The row lock and the compare-and-swap in one statement: a concurrent committer waits here, then sees the new version.
-  const { rows } = await client.query<{ seq: string; thread_seq: string; last_message_seq: number }>(
-    `UPDATE operations SET state = $2, version = version + 1, status = COALESCE($3, status), reason = COALESCE($4, reason), error = COALESCE($5, error),
-       last_message_seq = last_message_seq + $6, updated_at = $7
-     WHERE id = $1 AND ($8::bigint IS NULL OR version = $8) RETURNING seq, thread_seq, last_message_seq`,
-    [operationId, state, commit.status ?? null, commit.reason ?? null, error, messages.length, now, commit.expectedVersion ?? null],
-  );
-  if (rows.length === 0) {
-    const found = await client.query<{ version: string }>('SELECT version FROM operations WHERE id = $1', [operationId]);
-    if (found.rows.length === 0) throw notFound(operationId);
-    // The row exists, so the version check failed when the UPDATE ran (reported with the version stored now).
-    throw versionConflict(operationId, Number(found.rows[0]!.version), commit.expectedVersion!);
-  }
-  const opSeq = Number(rows[0]!.seq);
-  const threadSeq = Number(rows[0]!.thread_seq);
-  const firstSeq = rows[0]!.last_message_seq - messages.length + 1;
-  let firstPosition = 1;
-  if (messages.length > 0 || threadValues !== null) {
-    const t = await client.query<{ last_position: string }>(
-      `UPDATE threads SET last_position = last_position + $2, thread_values = COALESCE($3, thread_values),
-         updated_at = CASE WHEN $3::text IS NULL THEN updated_at ELSE $4 END
-       WHERE seq = $1 RETURNING last_position`,
-      [threadSeq, messages.length, threadValues, now],
-    );
-    firstPosition = Number(t.rows[0]!.last_position) - messages.length + 1;
-  }
-  if (stepValues) {
-    await client.query('INSERT INTO steps (operation_seq, step_index, kind, started_at, finished_at, usage, summary) VALUES ($1, $2, $3, $4, $5, $6, $7)', [opSeq, ...stepValues]);
-  }
-  const prepared = prepareMessages(operationId, firstSeq, firstPosition, messages, now);
-  await insertMessages(client, opSeq, threadSeq, now, prepared);
-  if (commit.compact) {
-    const ids = [...new Set(commit.compact.messageIds)];
-    // Any message of the thread: a continued thread compacts earlier operations' messages too.
-    const marked = await client.query<{ id: string }>('UPDATE messages SET compacted_into = $1 WHERE thread_seq = $2 AND id = ANY($3::text[]) RETURNING id', [
-      commit.compact.summaryId, threadSeq, ids,
-    ]);
-    if (marked.rows.length !== ids.length) {
-      const found = new Set(marked.rows.map((r) => r.id));
-      const missing = ids.find((id) => !found.has(id));
-      throw new HookgateError('STORE_NOT_FOUND', `Message ${missing} of operation ${operationId} does not exist`);
-    }
-  }
-  return prepared.map((p) => p.record);
-}
-
 /** publishToolResult's transaction: false (nothing written) when the placeholder is filled or missing. */
 export async function publishToolResultTx(client: PoolClient, operationId: string, toolCallId: string, result: ToolResult,
   commit: Pick<StepCommit, 'state' | 'status' | 'expectedVersion'>, now: string): Promise<boolean> {
@@ -231,7 +183,7 @@ export async function publishToolResultTx(client: PoolClient, operationId: strin
   const filled = await client.query(
     `UPDATE messages SET content = $1, tool_result = $2
      WHERE seq = (SELECT seq FROM messages WHERE operation_seq = $3 AND tool_call_id = $4 AND role = 'tool' AND tool_result IS NULL ORDER BY message_seq LIMIT 1)`,
-    [result.content, resultText, opSeq, toolCallId],
+    [JSON.stringify(result.content), resultText, opSeq, toolCallId],
   );
   if (filled.rowCount === 0) return false;
   // Checked after the fill on purpose: a conflict throws, which rolls the fill back.

@@ -1,5 +1,4 @@
-import pg from 'pg';
-import type { PoolClient, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { HookgateError } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
 
@@ -36,12 +35,23 @@ export interface Queryable {
  * database and user, never the password.
  */
 export class PostgresConnection {
-  readonly pool: pg.Pool;
+  private pool?: Pool;
   readonly where: string;
 
   constructor(readonly options: PostgresConnectionOptions) {
     this.where = `PostgreSQL ${options.user}@${options.host}:${options.port}/${options.database} (schema ${options.schema})`;
-    this.pool = new pg.Pool({
+  }
+
+  /**
+   * Creates the pool (no connection yet). `pg` is imported here, not at
+   * module load: every CLI start loads the plugin catalog, and only a
+   * process configured for PostgreSQL pays for the driver. Idempotent.
+   */
+  async open(): Promise<void> {
+    if (this.pool) return;
+    const { default: pg } = await import('pg');
+    const options = this.options;
+    this.pool ??= new pg.Pool({
       host: options.host,
       port: options.port,
       database: options.database,
@@ -56,12 +66,25 @@ export class PostgresConnection {
     this.pool.on('error', (err) => options.logger?.warn('store-postgres: an idle connection failed', { code: (err as { code?: string }).code, error: err.message }));
   }
 
-  /** One statement on any pooled connection (its own transaction). */
+  private get opened(): Pool {
+    if (!this.pool) throw new HookgateError('KERNEL_NOT_STARTED', `The store at ${this.where} is not open yet; call migrate() first`);
+    return this.pool;
+  }
+
+  /**
+   * One statement on any pooled connection (its own implicit transaction).
+   * A deadlock or serialization failure rolled the statement back whole, so
+   * it runs again, up to 5 times.
+   */
   async query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (err) {
-      throw this.translate(err);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.opened.query<R>(text, values);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) continue;
+        throw this.translate(err);
+      }
     }
   }
 
@@ -75,7 +98,7 @@ export class PostgresConnection {
     for (let attempt = 1; ; attempt++) {
       let client: PoolClient;
       try {
-        client = await this.pool.connect();
+        client = await this.opened.connect();
       } catch (err) {
         throw this.translate(err);
       }
@@ -100,7 +123,7 @@ export class PostgresConnection {
   async withClient<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     let client: PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await this.opened.connect();
     } catch (err) {
       throw this.translate(err);
     }
@@ -113,8 +136,9 @@ export class PostgresConnection {
     }
   }
 
+  /** Ends the pool, if it was opened (waiting for checked-out connections). */
   async end(): Promise<void> {
-    await this.pool.end();
+    await this.pool?.end();
   }
 
   /** HookgateErrors pass through; connection failures become STORE_UNAVAILABLE; anything else is returned as it is. */

@@ -64,6 +64,7 @@ const MIGRATIONS: readonly string[] = [
     message_seq integer NOT NULL,
     position bigint NOT NULL,
     role text NOT NULL,
+    -- JSON text of the content string: PostgreSQL text cannot hold NUL, JSON escapes it.
     content text NOT NULL,
     tool_calls text,
     tool_call_id text,

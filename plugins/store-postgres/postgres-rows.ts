@@ -2,7 +2,9 @@ import type { DecisionRecord, MessageRecord, OperationRecord, StepRecord, Thread
 
 /*
  * Row shapes as node-postgres returns them and their records. JSON columns
- * are text (postgres-migrations.ts says why); bigint columns arrive as
+ * are text (postgres-migrations.ts says why), message content too (as a
+ * JSON string: PostgreSQL text cannot hold NUL, JSON escapes it, and a
+ * binary tool output may carry one); bigint columns arrive as
  * strings and are read back as numbers (positions and versions stay far
  * below 2^53).
  */
@@ -124,7 +126,7 @@ export function toMessageRecord(row: MessageRow): MessageRecord {
     seq: row.message_seq,
     position: Number(row.position),
     role: row.role,
-    content: row.content,
+    content: JSON.parse(row.content) as string,
     createdAt: row.created_at,
   };
   const toolCalls = fromJson<MessageRecord['toolCalls']>(row.tool_calls);

@@ -23,20 +23,17 @@ import type {
 } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
-import { commitStepTx, createOperationTx, insertThread, publishToolResultTx, saveHooksTx } from './postgres-commits.js';
+import { createOperationTx, insertThread, publishToolResultTx, saveHooksTx } from './postgres-commits.js';
 import { isUniqueViolation, PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrateSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
+import { commitStep } from './postgres-step-commit.js';
 import { PostgresPruner } from './postgres-pruner.js';
+import * as leases from './postgres-leases.js';
 import * as reads from './postgres-reads.js';
-import { OPERATION_COLUMNS, OPERATION_FROM, toOperationRecord, type OperationRow } from './postgres-rows.js';
 import { PostgresSubmissions } from './postgres-submissions.js';
 import { PostgresToolSteps } from './postgres-tool-steps.js';
 
 export type PostgresStoreOptions = PostgresConnectionOptions;
-
-function notFound(operationId: string): HookgateError {
-  return new HookgateError('STORE_NOT_FOUND', `Operation ${operationId} does not exist`);
-}
 
 /**
  * The Store contract on PostgreSQL through a node-postgres Pool, in one
@@ -80,6 +77,7 @@ export class PostgresStore implements Store {
   async migrate(): Promise<void> {
     if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.db.where} is closed`);
     if (this.migrated) return;
+    await this.db.open();
     await this.db.withClient((client) => migrateSchema(client, this.db.options.schema));
     this.migrated = true;
   }
@@ -110,8 +108,7 @@ export class PostgresStore implements Store {
   }
 
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
-    const db = await this.open();
-    return db.transaction((c) => commitStepTx(c, operationId, commit, nowIso()));
+    return commitStep(await this.open(), operationId, commit, nowIso());
   }
 
   /** STORE_CONFLICT when the id exists. */
@@ -176,55 +173,22 @@ export class PostgresStore implements Store {
     return db.transaction((c) => publishToolResultTx(c, operationId, toolCallId, result, commit, nowIso()));
   }
 
-  /**
-   * One conditional UPDATE (free, expired or ours) returning the operation:
-   * PostgreSQL re-checks the condition on the newest row version when two
-   * claims race, so only one is granted. Refused: the holder read back (a
-   * lease released between the two statements is claimed again).
-   */
   async claimOperation(operationId: string, request: LeaseRequest): Promise<LeaseClaim> {
-    const { now, expiresAt } = leaseWindow(operationId, request);
-    const db = await this.open();
-    for (;;) {
-      const granted = await db.query<OperationRow>(
-        `UPDATE operations o SET lease_owner = $2, lease_expires_at = $3 FROM threads t
-         WHERE o.id = $1 AND t.seq = o.thread_seq AND (o.lease_owner IS NULL OR o.lease_expires_at <= $4 OR o.lease_owner = $2)
-         RETURNING ${OPERATION_COLUMNS}`,
-        [operationId, request.owner, expiresAt, now],
-      );
-      if (granted.rows[0]) return { claimed: true, operation: toOperationRecord(granted.rows[0]), lease: { owner: request.owner, expiresAt } };
-      const { rows } = await db.query<OperationRow & { lease_owner: string | null; lease_expires_at: string | null }>(
-        `SELECT ${OPERATION_COLUMNS}, o.lease_owner, o.lease_expires_at FROM ${OPERATION_FROM} WHERE o.id = $1`, [operationId]);
-      const row = rows[0];
-      if (!row) throw notFound(operationId);
-      if (row.lease_owner !== null && row.lease_owner !== request.owner && Number(row.lease_expires_at) > now) {
-        return { claimed: false, operation: toOperationRecord(row), holder: { owner: row.lease_owner, expiresAt: Number(row.lease_expires_at) } };
-      }
-    }
+    const window = leaseWindow(operationId, request);
+    return leases.claim(await this.open(), operationId, request.owner, window);
   }
 
   async renewLease(operationId: string, request: LeaseRequest): Promise<OperationLease | undefined> {
     const { expiresAt } = leaseWindow(operationId, request);
-    const db = await this.open();
-    const { rowCount } = await db.query('UPDATE operations SET lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3', [expiresAt, operationId, request.owner]);
-    if (rowCount! > 0) return { owner: request.owner, expiresAt };
-    await this.assertOperation(operationId);
-    return undefined;
+    return leases.renew(await this.open(), operationId, request.owner, expiresAt);
   }
 
   async releaseLease(operationId: string, owner: string): Promise<boolean> {
-    const db = await this.open();
-    const { rowCount } = await db.query('UPDATE operations SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2', [operationId, owner]);
-    if (rowCount! > 0) return true;
-    await this.assertOperation(operationId);
-    return false;
+    return leases.release(await this.open(), operationId, owner);
   }
 
   async getLease(operationId: string): Promise<OperationLease | undefined> {
-    const { rows } = await (await this.open()).query<{ lease_owner: string | null; lease_expires_at: string | null }>(
-      'SELECT lease_owner, lease_expires_at FROM operations WHERE id = $1', [operationId]);
-    const row = rows[0];
-    return row && row.lease_owner !== null ? { owner: row.lease_owner, expiresAt: Number(row.lease_expires_at) } : undefined;
+    return leases.get(await this.open(), operationId);
   }
 
   /** One statement: the decision and its policy ids (for the policyId filter). STORE_CONFLICT when the id exists. */
@@ -332,11 +296,6 @@ export class PostgresStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new HookgateError('KERNEL_STOPPED', `The store at ${this.db.where} is closed`);
     if (!this.migrated) throw new HookgateError('KERNEL_NOT_STARTED', `The store at ${this.db.where} is not migrated yet; call migrate() first`);
-  }
-
-  private async assertOperation(operationId: string): Promise<void> {
-    const { rows } = await this.db.query('SELECT 1 FROM operations WHERE id = $1', [operationId]);
-    if (rows.length === 0) throw notFound(operationId);
   }
 }
 

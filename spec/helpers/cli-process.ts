@@ -1,7 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { loadConfig } from '../../config/load-config.js';
+import type { Store } from '../../kernel/store.js';
+import { PostgresStore } from '../../plugins/store-postgres/postgres-store.js';
 import { SqliteStore } from '../../plugins/store-sqlite/sqlite-store.js';
+import { TEST_POSTGRES } from './postgres-fixtures.js';
 
 // dist/spec/helpers/cli-process.js -> the repository root.
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -64,14 +70,24 @@ export function killed(child: ChildProcess): Promise<void> {
 }
 
 /** Opens the SQLite store a CLI run in `dir` wrote (./.hookgate/hookgate.db), reads it, closes it. */
-export async function readStore<T>(dir: string, read: (store: SqliteStore) => Promise<T>): Promise<T> {
-  const store = new SqliteStore({ path: path.join(dir, '.hookgate', 'hookgate.db'), backgroundCheckpoints: false });
+export async function readStore<T>(dir: string, read: (store: Store) => Promise<T>): Promise<T> {
+  // A folder whose config picks PostgreSQL (usePostgresConfig) is read there; any other from its SQLite file.
+  const config = existsSync(path.join(dir, 'hookgate.config.yaml')) ? loadConfig({ cwd: dir, env: {} }) : undefined;
+  const store: Store = config?.store.driver === 'postgres'
+    ? new PostgresStore({ ...config.store.postgres, poolSize: 2 })
+    : new SqliteStore({ path: path.join(dir, '.hookgate', 'hookgate.db'), backgroundCheckpoints: false });
   await store.migrate();
   try {
     return await read(store);
   } finally {
     await store.close();
   }
+}
+
+/** Writes `dir`/hookgate.config.yaml putting every process started there (and readStore) on `schema` of the test PostgreSQL. */
+export async function usePostgresConfig(dir: string, schema: string): Promise<void> {
+  const { host, port, database, user } = TEST_POSTGRES;
+  await writeFile(path.join(dir, 'hookgate.config.yaml'), `store:\n  driver: postgres\n  postgres: { host: "${host}", port: ${port}, database: ${database}, user: ${user}, schema: ${schema} }\n`);
 }
 
 /**

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { createKernel } from '../../../index.js';
 import { loadConfig } from '../../../config/load-config.js';
 import type { Kernel } from '../../../kernel/kernel.js';
-import { killed, readStore, runUntil, slowWriterAgent } from '../../helpers/cli-process.js';
+import { killed, readStore, runUntil, slowWriterAgent, usePostgresConfig } from '../../helpers/cli-process.js';
+import { dropSchema, requirePostgres, uniqueSchema } from '../../helpers/postgres-fixtures.js';
 
 const LEASE_MS = 3000;
 const ENV = { HOOKGATE_RUNTIME__LEASE_MS: String(LEASE_MS) };
@@ -13,7 +14,10 @@ const ENV = { HOOKGATE_RUNTIME__LEASE_MS: String(LEASE_MS) };
 const SLOW_AGENT = slowWriterAgent(2000);
 
 /** Issue 11, item 2: "when a process dies its lease expires and another process, or the next start, takes the operation over". */
-describe('integration: runtime.takeOver continues operations a dead process left running', function () {
+// Once per store several processes share: one SQLite file, one PostgreSQL schema.
+for (const store of ['sqlite', 'postgres'] as const) describe(`integration: runtime.takeOver continues operations a dead process left running (${store})`, function () {
+  if (store === 'postgres') before(requirePostgres);
+  let schema: string | undefined;
   this.timeout(90_000);
   let dir: string;
   let kernel: Kernel | undefined;
@@ -21,11 +25,14 @@ describe('integration: runtime.takeOver continues operations a dead process left
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-takeover-')));
     await writeFile(path.join(dir, 'slow.yaml'), SLOW_AGENT);
+    if (store === 'postgres') await usePostgresConfig(dir, (schema = uniqueSchema('takeover')));
   });
   afterEach(async () => {
     await kernel?.stop();
     kernel = undefined;
     await rm(dir, { recursive: true, force: true });
+    if (schema) await dropSchema(schema);
+    schema = undefined;
   });
 
   async function startKernel(takeOver: string): Promise<Kernel> {

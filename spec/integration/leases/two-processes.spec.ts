@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, cliEnv, killed, readStore, runHookgate, runUntil, slowWriterAgent } from '../../helpers/cli-process.js';
+import { CLI, cliEnv, killed, readStore, runHookgate, runUntil, slowWriterAgent, usePostgresConfig } from '../../helpers/cli-process.js';
+import { dropSchema, requirePostgres, uniqueSchema } from '../../helpers/postgres-fixtures.js';
 
 /** Short enough to wait out in a spec, long enough that a process starting right after a kill still sees it held. */
 const LEASE_MS = 6000;
@@ -45,15 +46,23 @@ async function reviewServer(): Promise<{ server: Server; url: string; reviews: (
 
 
 /** Issue 11, item 2: a driver owns running through a lease in the store; a dead process's lease expires and another takes over. */
-describe('integration: operation leases across processes (one SQLite file)', function () {
+// Once per store several processes share: one SQLite file, one PostgreSQL schema.
+for (const store of ['sqlite', 'postgres'] as const) describe(`integration: operation leases across processes (${store})`, function () {
+  if (store === 'postgres') before(requirePostgres);
+  let schema: string | undefined;
   this.timeout(90_000);
   let dir: string;
 
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-leases-')));
     await writeFile(path.join(dir, 'slow.yaml'), SLOW_AGENT);
+    if (store === 'postgres') await usePostgresConfig(dir, (schema = uniqueSchema('leases')));
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+    if (schema) await dropSchema(schema);
+    schema = undefined;
+  });
 
   it('a process SIGKILLed in a model turn keeps its lease until it expires; then two resumes race, one takes the operation over and finishes it, every tool result stored once', async () => {
     const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2, ENV);
@@ -94,7 +103,9 @@ describe('integration: operation leases across processes (one SQLite file)', fun
   });
 
   it('a resume while the operation runs in a live process is refused; the running process finishes it alone', async () => {
-    const { child, operationId } = await runUntil(dir, ['slow.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2, ENV);
+    // A turn long enough for a second CLI process to start, connect and try under load (its start is the race).
+    await writeFile(path.join(dir, 'slower.yaml'), slowWriterAgent(10_000));
+    const { child, operationId } = await runUntil(dir, ['slower.yaml'], (e) => e.type === 'step_started' && e.stepIndex === 2, ENV);
     const finished = new Promise<number | null>((resolve) => {
       child.removeAllListeners('close');
       child.on('close', (code) => resolve(code));

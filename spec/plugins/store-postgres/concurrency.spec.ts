@@ -131,3 +131,25 @@ describe('store-postgres: two pools on one schema', function () {
     assert.deepEqual(rows, [{ id: 'op-where', status: 'running' }]);
   });
 });
+
+describe('store-postgres: values PostgreSQL text cannot hold', function () {
+  this.timeout(30_000);
+  const schemas = usePostgresSchemas('nul');
+
+  it('message content and a published tool result with NUL characters (a binary tool output) are stored and read back as given', async () => {
+    const store = await schemas.store();
+    try {
+      const binary = 'PNG\u0000\u0001\u0000end';
+      await store.createOperation({ id: 'op-nul', agentId: 'x', agent: {}, context: {}, state: state() }, [{ role: 'user', content: `read \u0000 this` }], []);
+      const [written] = await store.commitStep('op-nul', { state: state(1), messages: [{ role: 'tool', toolCallId: 'c1', content: binary, toolResult: { content: binary, success: true } }] });
+      assert.equal(written!.content, binary);
+      await store.commitStep('op-nul', { state: state(2), status: 'waiting_tool', messages: [{ role: 'tool', toolCallId: 'c2', content: '' }] });
+      assert.equal(await store.publishToolResult('op-nul', 'c2', { content: `late\u0000`, success: true }, { state: state(3), status: 'running' }), true);
+      const messages = await store.listMessages('op-nul');
+      assert.deepEqual(messages.map((m) => m.content), ['read \u0000 this', binary, 'late\u0000']);
+      assert.equal(messages[1]!.toolResult!.content, binary);
+    } finally {
+      await store.close();
+    }
+  });
+});
