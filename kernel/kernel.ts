@@ -17,7 +17,7 @@ import { OperationEvents, type OperationEvent } from './runtime/operation-events
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, Store, ThreadHooks, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { MessageImage, ToolResult } from './messages.js';
@@ -165,6 +165,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
         models,
         tools,
         policies: this.host.resolveAll(ToolPolicies),
+        ...(this.host.has(ThreadHooks) ? { threadHooks: this.host.resolve(ThreadHooks) } : {}),
       }, new InProcessDriver(store, runtimeLogger, { leaseMs: this.config.runtime?.leaseMs }));
       this.host.bindCore(Operations, this.operationsFacade);
       this.host.bindCore(Hooks, this.dispatcherInstance);

@@ -17,6 +17,7 @@ import type { UserDirectory as UserDirectoryContract } from './user-directory.js
 import type { ToolPolicy } from './tool-policy.js';
 import type { AgentSource } from './runtime/agent-source.js';
 import type { Sandbox as SandboxContract } from './sandbox.js';
+import type { ThreadHooksService } from './runtime/thread-hooks-port.js';
 
 // Bound by the kernel itself.
 
@@ -78,3 +79,11 @@ export const AgentSources = createToken<AgentSource>('agent-source', { multi: tr
 export const Sandbox = createToken<SandboxContract>('sandbox');
 /** The sandbox contract (kernel/sandbox.ts). */
 export type Sandbox = SandboxContract;
+/**
+ * Document 003's thread hooks (plugin `thread-hooks`): the runtime opens the
+ * hooks an operation selects through it. Unbound: no thread hook runs, and an
+ * agent or execAgent call that selects one is refused (THREAD_HOOK_MISSING).
+ */
+export const ThreadHooks = createToken<ThreadHooksService>('thread-hooks');
+/** The thread hooks service contract (kernel/runtime/thread-hooks-port.ts). */
+export type ThreadHooks = ThreadHooksService;

@@ -14,9 +14,10 @@ import toolsBuiltin from './tools-builtin/index.js';
 import transportFetch from './transport-fetch/index.js';
 import transportQstash from './transport-qstash/index.js';
 import sandboxLocal from './sandbox-local/index.js';
+import threadHooks from './thread-hooks/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal, threadHooks];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:
