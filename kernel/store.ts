@@ -53,6 +53,8 @@ export interface OperationState {
    * process that runs the operation.
    */
   threadHooks?: { prompt?: string[]; code?: string[] };
+  /** A `prefilter_llm_history` thread hook blocked the model request (`block: true`): the operation finishes `hook_blocked`. */
+  hookBlocked?: boolean;
   /** A published tool result asked to end the operation (`ToolResult.endsOperation`): it finishes once no call is pending. */
   endRequested?: boolean;
 }

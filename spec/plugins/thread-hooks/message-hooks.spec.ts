@@ -174,3 +174,90 @@ describe('thread hooks: after a restart', () => {
     assert.match(final.error?.message ?? '', /code_only/);
   });
 });
+
+describe('thread hooks: model request assembly', () => {
+  let fx: RuntimeFixture;
+
+  beforeEach(async () => {
+    fx = await startKernel();
+  });
+  afterEach(async () => {
+    await fx.cleanup();
+  });
+
+  const sent = (i: number) => fx.model.requests[i]!.messages.map((m) => [m.role, m.content]);
+
+  it('after_system_message replaces the system message; filter_messages gets one snapshot of stored rows; prefilter_llm_history shapes the request only', async () => {
+    const filterCalls: number[] = [];
+    const handle = await fx.kernel.execAgent({
+      agent: { id: 'assembled', instructions: 'Be brief.', model: scripted([{ toolCalls: [{ identifier: 'test', apiName: 'echo', args: { a: 1 } }] }, { text: 'end' }], { provider: 'recorded' }), tools: ['test/echo'] } as AgentDefinition,
+      prompt: 'first',
+      threadHooks: [
+        defineHook({ hook: 'after_system_message', id: 'dynamic_system', execute: (state, system) => `${system}\nCurrent thread: ${state.threadId}` }),
+        defineHook({
+          hook: 'filter_messages',
+          id: 'count_and_inject',
+          execute: async (state, rows) => {
+            filterCalls.push(rows.length);
+            // Injected during the filter: stored now, seen from the following snapshot on.
+            if (filterCalls.length === 1) await state.injectMessage({ role: 'user', content: 'injected during filter' });
+            return rows;
+          },
+        }),
+        defineHook({ hook: 'prefilter_llm_history', id: 'stamp', execute: (_s, messages) => [...messages, { role: 'user', content: 'request-only note' }] }),
+      ],
+    });
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    assert.deepEqual(filterCalls, [1, 4], 'first snapshot: the prompt; second: prompt, injected, assistant call, tool result');
+    assert.deepEqual(sent(0), [['system', `Be brief.\nCurrent thread: ${final.threadId}`], ['user', 'first'], ['user', 'request-only note']]);
+    assert.deepEqual(sent(1).slice(1, 3), [['user', 'first'], ['user', 'injected during filter']]);
+    const contents = (await fx.kernel.listMessages(handle.operationId)).map((m) => m.content);
+    assert.ok(!contents.includes('request-only note'), 'prefilter changes stay within the request');
+    assert.ok(contents.includes('injected during filter'));
+  });
+
+  it('a filter that drops a tool result drops its call too (and the reverse); the provider never gets half a pair; the drop is logged', async () => {
+    const handle = await fx.kernel.execAgent({
+      agent: { id: 'pairs', model: scripted([{ toolCalls: [{ identifier: 'test', apiName: 'echo', args: {} }] }, { text: 'end' }], { provider: 'recorded' }), tools: ['test/echo'] } as AgentDefinition,
+      prompt: 'go',
+      threadHooks: [defineHook({ hook: 'filter_messages', id: 'drop_tool_rows', execute: (_s, rows) => rows.filter((r) => r.role !== 'tool') })],
+    });
+    assert.equal((await handle.completed()).status, 'done');
+    const second = fx.model.requests[1]!.messages;
+    assert.ok(second.every((m) => m.role !== 'tool' && !(m.toolCalls && m.toolCalls.length > 0)), JSON.stringify(second));
+    assert.ok(fx.logs.some((l) => l.msg.startsWith('[Hooks] ✗ filter_messages left a tool call without its result')));
+    // The stored history is untouched: the call and its result are both there.
+    const stored = await fx.kernel.listMessages(handle.operationId);
+    assert.ok(stored.some((m) => m.role === 'tool'));
+  });
+
+  it('prefilter_llm_history throwing block: true stores its message as the assistant message and stops with hook_blocked without calling the provider', async () => {
+    const handle = await fx.kernel.execAgent({
+      agent: { id: 'blocked', model: scripted([{ text: 'never' }], { provider: 'recorded' }) } as AgentDefinition,
+      prompt: 'do the forbidden thing',
+      threadHooks: [
+        defineHook({ hook: 'prefilter_llm_history', id: 'guard', execute: () => { throw Object.assign(new Error('This request is not allowed.'), { block: true }); } }),
+      ],
+    });
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    assert.equal(final.reason, 'hook_blocked');
+    assert.equal(fx.model.requests.length, 0);
+    assert.deepEqual((await fx.kernel.listMessages(handle.operationId)).map((m) => [m.role, m.content]), [['user', 'do the forbidden thing'], ['assistant', 'This request is not allowed.']]);
+  });
+
+  it('prefilter_llm_history errors without block are logged and the request goes on with the last good value', async () => {
+    const handle = await fx.kernel.execAgent({
+      agent: { id: 'kept', model: scripted([{ text: 'answered' }], { provider: 'recorded' }) } as AgentDefinition,
+      prompt: 'hello',
+      threadHooks: [
+        defineHook({ hook: 'prefilter_llm_history', id: 'limit_to_20', execute: (_s, messages) => messages.slice(-20).map((m) => ({ ...m, content: `${String(m.content)} (limited)` })) }),
+        defineHook({ hook: 'prefilter_llm_history', id: 'buggy', execute: () => { throw new Error('prefilter bug'); } }),
+      ],
+    });
+    assert.equal((await handle.completed()).status, 'done');
+    assert.deepEqual(sent(0), [['user', 'hello (limited)']]);
+    assert.ok(fx.logs.some((l) => l.msg.startsWith('[Hooks] ✗') && JSON.stringify(l).includes('prefilter bug')));
+  });
+});
