@@ -97,7 +97,11 @@ export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperati
   for (const message of messages) {
     const kind = writeKindOf(message);
     try {
-      out.push(await hooks.beforeCreateMessage(message, kind));
+      const pending = hooks.beforeCreateMessage(message, kind);
+      const ready = pending instanceof Promise ? await pending : pending;
+      // The reply (finalText, a submission's text) is the model step's message as stored, not as the model said it.
+      if (kind === 'model_step' && ready.content !== message.content && commit.state.lastText === message.content) commit.state.lastText = ready.content;
+      out.push(ready);
     } catch (err) {
       deps.logger.warn(`[Hooks] ✗ before_create_message prevented a ${kind} message; it is not stored`, { operationId: op.record.id, kind, error: errorMessage(err) });
     }
@@ -108,5 +112,8 @@ export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperati
 /** `after_create_message` for each stored message of a commit, in order; failures are logged by the chain. */
 export async function afterCommitMessages(op: RunningOperation, written: readonly MessageRecord[]): Promise<void> {
   const hooks = op.threadHooks!;
-  for (const message of written) await hooks.afterCreateMessage(message);
+  for (const message of written) {
+    const pending = hooks.afterCreateMessage(message);
+    if (pending instanceof Promise) await pending;
+  }
 }

@@ -79,11 +79,12 @@ export interface ThreadHookCalls {
   /**
    * `before_create_message` for one write: resolves to the message to store.
    * Rejects with the hook's error when the write is prevented (every kind but
-   * the continuing ones, which keep the last good value).
+   * the continuing ones, which keep the last good value). Synchronous while
+   * every selected handler is (the step loop awaits only a promise).
    */
-  beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): Promise<NewMessage>;
+  beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): NewMessage | Promise<NewMessage>;
   /** `after_create_message`: failures are logged; the stored message stays. */
-  afterCreateMessage(message: MessageRecord): Promise<void>;
+  afterCreateMessage(message: MessageRecord): void | Promise<void>;
   /** `after_thread_created`, before the operation's first step. */
   afterThreadCreated(): Promise<void>;
   /** `after_system_message`: the rendered system message, possibly replaced. */

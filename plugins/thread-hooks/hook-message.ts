@@ -4,6 +4,21 @@ import { toFunctionName } from '../../kernel/model-tool-names.js';
 import type { MessageRecord, NewMessage } from '../../kernel/store.js';
 import type { HookMessage, HookToolCall, LLMMessage } from './thread-hook-types.js';
 
+/**
+ * The `tool_calls` JSON of a message's calls, made once per message: keyed by
+ * its first call, since a stored copy of the message shares the call objects
+ * (the runtime never changes a call once the model made it) in a new array.
+ */
+const toolCallsJson = new WeakMap<ToolCall, { count: number; json: string }>();
+
+function toolCallsOf(calls: readonly ToolCall[]): string {
+  const known = toolCallsJson.get(calls[0]!);
+  if (known !== undefined && known.count === calls.length) return known.json;
+  const json = JSON.stringify(calls.map(hookToolCall));
+  toolCallsJson.set(calls[0]!, { count: calls.length, json });
+  return json;
+}
+
 /** A tool call as thread hooks see it: OpenAI's shape, the function name as providers get it. */
 export function hookToolCall(call: ToolCall): HookToolCall {
   return { id: call.id, type: 'function', function: { name: toFunctionName(call.identifier, call.apiName), arguments: JSON.stringify(call.args) } };
@@ -19,7 +34,7 @@ export function toHookMessage(message: Message & { id?: string; createdAt?: stri
     id,
     role: message.role as HookMessage['role'],
     content: message.content,
-    tool_calls: message.toolCalls && message.toolCalls.length > 0 ? JSON.stringify(message.toolCalls.map(hookToolCall)) : null,
+    tool_calls: message.toolCalls && message.toolCalls.length > 0 ? toolCallsOf(message.toolCalls) : null,
     tool_call_id: message.toolCallId ?? null,
     tool_status: message.toolResult === undefined ? null : message.toolResult.success ? 'success' : 'error',
     name: null,

@@ -47,6 +47,8 @@ export class ThreadHookChain implements ThreadHookCalls {
   private readonly scope: string;
   private readonly types: ReadonlySet<string>;
   private statePromise: Promise<ThreadState> | undefined;
+  /** The state once made (calls after the first run without waiting for it). */
+  private stateValue: ThreadState | undefined;
 
   constructor(private readonly host: ThreadHookHost, selected: readonly SelectedThreadHook[]) {
     this.scope = `thread-hooks:${host.record.id}`;
@@ -76,26 +78,31 @@ export class ThreadHookChain implements ThreadHookCalls {
 
   /** The operation's ThreadState, made once (reads the thread record). */
   state(): Promise<ThreadState> {
-    return (this.statePromise ??= createThreadState(this.host));
+    return (this.statePromise ??= createThreadState(this.host).then((state) => (this.stateValue = state)));
   }
 
-  async beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): Promise<NewMessage> {
+  beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): NewMessage | Promise<NewMessage> {
     if (!this.types.has('before_create_message')) return message;
     const id = message.id ?? randomUUID();
     const withId = message.id === undefined ? { ...message, id } : message;
     const keep = CONTINUING_WRITES.has(kind);
-    const row = await this.transform<HookMessage>('before_create_message', toHookMessage(withId, id), [], keep ? 'keep' : 'propagate');
-    try {
-      return fromHookMessage(withId, row, 'before_create_message');
-    } catch (err) {
-      if (!keep) throw err;
-      this.logFailure('before_create_message', err);
-      return withId;
-    }
+    const finish = (row: HookMessage): NewMessage => {
+      // Null everywhere (the common case): the message as it was, no copy.
+      if (row.role === withId.role && row.content === withId.content) return withId;
+      try {
+        return fromHookMessage(withId, row, 'before_create_message');
+      } catch (err) {
+        if (!keep) throw err;
+        this.logFailure('before_create_message', err);
+        return withId;
+      }
+    };
+    const row = this.transform<HookMessage>('before_create_message', toHookMessage(withId, id), [], keep ? 'keep' : 'propagate');
+    return isThenable(row) ? Promise.resolve(row).then(finish) : finish(row);
   }
 
-  async afterCreateMessage(message: MessageRecord): Promise<void> {
-    if (this.types.has('after_create_message')) await this.observe('after_create_message', [toHookMessage(message, message.id)]);
+  afterCreateMessage(message: MessageRecord): void | Promise<void> {
+    if (this.types.has('after_create_message')) return this.observe('after_create_message', [toHookMessage(message, message.id)]);
   }
 
   async afterThreadCreated(): Promise<void> {
@@ -141,17 +148,21 @@ export class ThreadHookChain implements ThreadHookCalls {
     this.host.bus.unregister(this.scope, THREAD_HOOK_VOCABULARY.name);
   }
 
-  /** Runs one transform chain on the bus (the hook's own error rule unless the write names one). */
-  private async transform<V>(hook: ThreadHookName, value: V, lead: readonly unknown[], onError?: 'keep' | 'propagate'): Promise<V> {
-    const state = await this.state();
-    const call: CallContext = { state, lead };
-    return this.host.bus.transform<V>(this.scope, THREAD_HOOK_VOCABULARY.name, hook, value, call, onError === undefined ? undefined : { onError });
+  /**
+   * Runs one transform chain on the bus (the hook's own error rule unless the
+   * write names one): synchronous once the state exists and while every
+   * handler is (no promise, no microtask per write).
+   */
+  private transform<V>(hook: ThreadHookName, value: V, lead: readonly unknown[], onError?: 'keep' | 'propagate'): V | Promise<V> {
+    const run = (state: ThreadState): V | Promise<V> =>
+      this.host.bus.transform<V>(this.scope, THREAD_HOOK_VOCABULARY.name, hook, value, { state, lead } satisfies CallContext, onError === undefined ? undefined : { onError });
+    return this.stateValue !== undefined ? run(this.stateValue) : this.state().then(run);
   }
 
-  /** Runs one observe chain on the bus: failures are logged, the others run. */
-  private async observe(hook: ThreadHookName, args: readonly unknown[]): Promise<void> {
-    const state = await this.state();
-    await this.host.bus.observe(this.scope, THREAD_HOOK_VOCABULARY.name, hook, args, { state, lead: [] } satisfies CallContext);
+  /** Runs one observe chain on the bus: failures are logged, the others run. Synchronous as transform is. */
+  private observe(hook: ThreadHookName, args: readonly unknown[]): void | Promise<void> {
+    const run = (state: ThreadState): void | Promise<void> => this.host.bus.observe(this.scope, THREAD_HOOK_VOCABULARY.name, hook, args, { state, lead: [] } satisfies CallContext);
+    return this.stateValue !== undefined ? run(this.stateValue) : this.state().then(run);
   }
 
   private logFailure(hook: ThreadHookName, err: unknown): void {
