@@ -100,7 +100,12 @@ export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperati
       const pending = hooks.beforeCreateMessage(message, kind);
       const ready = pending instanceof Promise ? await pending : pending;
       // The reply (finalText, a submission's text) is the model step's message as stored, not as the model said it.
-      if (kind === 'model_step' && ready.content !== message.content && commit.state.lastText === message.content) commit.state.lastText = ready.content;
+      if (kind === 'model_step' && ready.content !== message.content) {
+        if (commit.state.lastText === message.content) commit.state.lastText = ready.content;
+        // The step's stored summary names the message as stored too (a sanitizing hook must not be undone there).
+        const summary = commit.step?.summary;
+        if (summary !== undefined && summary.content === message.content.slice(0, 500)) summary.content = ready.content.slice(0, 500);
+      }
       out.push(ready);
     } catch (err) {
       deps.logger.warn(`[Hooks] ✗ before_create_message prevented a ${kind} message; it is not stored`, { operationId: op.record.id, kind, error: errorMessage(err) });
