@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { AgentDefinition } from '../../../kernel/agent-definition.js';
 import { defineHook, type HookExecutionContext, type HookMessage, type ThreadState } from '../../../threads.js';
 import { scripted, startKernel, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
@@ -259,5 +263,32 @@ describe('thread hooks: model request assembly', () => {
     assert.equal((await handle.completed()).status, 'done');
     assert.deepEqual(sent(0), [['user', 'hello (limited)']]);
     assert.ok(fx.logs.some((l) => l.msg.startsWith('[Hooks] ✗') && JSON.stringify(l).includes('prefilter bug')));
+  });
+});
+
+describe('thread hooks: the hooks folder and the continuing tool result write', () => {
+  let fx: RuntimeFixture | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await fx?.cleanup();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    fx = undefined;
+    dir = undefined;
+  });
+
+  it('an agent file selects hooks of agents/hooks/ by id; the tool result message is stored with the last good value when a hook throws on it', async () => {
+    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-hooks-folder-')));
+    await mkdir(path.join(dir, 'agents', 'hooks'), { recursive: true });
+    const threads = pathToFileURL(path.resolve('dist/threads.js')).href;
+    await writeFile(path.join(dir, 'agents', 'hooks', 'a-tag.mjs'), `import { defineHook } from ${JSON.stringify(threads)};\nexport default defineHook({ hook: 'before_create_message', id: 'tag_tools', execute: (s, m) => (m.role === 'tool' ? { ...m, content: 'tagged: ' + m.content } : undefined) });\n`);
+    await writeFile(path.join(dir, 'agents', 'hooks', 'b-broken.mjs'), `import { defineHook } from ${JSON.stringify(threads)};\nexport default defineHook({ hook: 'before_create_message', id: 'broken_on_tools', execute: (s, m) => { if (m.role === 'tool') throw new Error('tool hook broke'); } });\n`);
+    await writeFile(path.join(dir, 'agents', 'hooks', 'c-unselected.mjs'), `import { defineHook } from ${JSON.stringify(threads)};\nexport default defineHook({ hook: 'before_create_message', id: 'unselected', execute: (s, m) => ({ ...m, content: 'SHOULD NOT RUN' }) });\n`);
+    fx = await startKernel({ dir, keepDir: true });
+    fx.kernel.agents.define({ id: 'filed', model: scripted([{ toolCalls: [{ identifier: 'test', apiName: 'echo', args: { x: 1 } }] }, { text: 'done' }]), tools: ['test/echo'], threadHooks: ['tag_tools', 'broken_on_tools'] } as AgentDefinition);
+    const handle = await fx.kernel.execAgent({ agentId: 'filed', prompt: 'go' });
+    assert.equal((await handle.completed()).status, 'done');
+    const stored = (await fx.kernel.listMessages(handle.operationId)).map((m) => [m.role, m.content]);
+    assert.deepEqual(stored, [['user', 'go'], ['assistant', ''], ['tool', 'tagged: echo: {"x":1}'], ['assistant', 'done']]);
+    assert.ok(fx.logs.some((l) => l.msg.startsWith('[Hooks] ✗') && JSON.stringify(l).includes('tool hook broke')));
   });
 });
