@@ -42,7 +42,11 @@ const CONTENDERS: Record<string, (calls: number) => Contender> = {
   'ai-sdk': (calls) => aiSdkContender(5, calls),
   'hookgate-memory': (calls) => hookgateContender('memory', calls),
   'hookgate-sqlite': (calls) => hookgateContender('sqlite', calls),
+  'hookgate-memory-thread-hooks': (calls) => hookgateContender('memory', calls, { threadHooks: true }),
 };
+
+/** Contenders that run only when `--only` names them (issue 15's thread-hooks cost check), not in the default peer table. */
+const OPT_IN: ReadonlySet<string> = new Set(['hookgate-memory-thread-hooks']);
 
 const { values } = parseArgs({
   options: {
@@ -87,7 +91,7 @@ async function child(name: string): Promise<void> {
 /** Parent mode: the wall-clock measurement of every length, then (with --callgrind) the instruction counts; one report. */
 async function parent(): Promise<void> {
   const lengths = (values.calls ?? '20,50,100,200').split(',').map((s) => positive('calls', s.trim()));
-  const specs = (values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(CONTENDERS)).map(split);
+  const specs = (values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(CONTENDERS).filter((n) => !OPT_IN.has(n))).map(split);
   for (const s of specs) if (!CONTENDERS[s.name]) throw new Error(`unknown contender "${s.spec}" (have: ${Object.keys(CONTENDERS).join(', ')})`);
   const base = {
     rounds: positive('rounds', values.rounds!),

@@ -54,6 +54,10 @@ export const AgentDefinitionSchema = v.strictObject({
   ),
   /** Sub-agents the model may call as the tool `agents/<id>`. */
   subagents: v.optional(v.array(v.string())),
+  /** Thread hooks (document 003) this agent selects, by id: from the hooks folder or hooks given in code. */
+  threadHooks: v.optional(v.array(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*$/, 'expected a snake_case thread hook id')))),
+  /** Thread hooks this agent, as a sub-agent, requires on the thread of every parent that enables it (document 003's child relationships). */
+  parentThreadHooks: v.optional(v.array(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*$/, 'expected a snake_case thread hook id')))),
 });
 
 /** A validated agent: id, instructions, model, tools, approval, limits, compaction, sub-agents (the agent file format). */

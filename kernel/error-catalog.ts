@@ -106,6 +106,10 @@ export const ERROR_CATALOG = {
   HARNESS_OPTIONS_INVALID: { category: 'user', summary: 'harness.prompt() was given bad text or options (result schema, tools, model, signal, images)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
+  THREAD_HOOK_MISSING: { category: 'user', summary: 'an operation selects a thread hook id this process knows no hook for (not in the hooks folder, not given in code), or thread hooks are selected without the thread-hooks plugin' },
+  THREAD_HOOK_UNSUPPORTED: { category: 'user', summary: 'a ThreadState method this runtime does not offer yet was called from a thread hook' },
+  MESSAGE_HOOK_ERROR: { category: 'user', summary: 'a before_create_message thread hook prevented the message an operation was started with; no turn started (reason message_hook_error)' },
+  HOOK_BLOCKED: { category: 'user', summary: 'a prefilter_llm_history thread hook threw an error with block: true; its message was stored as an assistant message and the model was not called (reason hook_blocked)' },
   THREAD_HOOK_INVALID: { category: 'user', summary: 'a thread hook definition (defineHook) or a hooks folder file is invalid: unknown hook name, bad id, duplicate id, missing default export' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
   HOOK_MOCK_INVALID: { category: 'user', summary: 'a beforeToolCall handler passed mock() something that is not a valid tool result' },

@@ -17,7 +17,7 @@ import { OperationEvents, type OperationEvent } from './runtime/operation-events
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, StepQueue, Store, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, StepQueue, Store, ThreadHooks, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import type { StepQueue as StepQueueContract } from './step-queue.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
@@ -170,6 +170,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
         models,
         tools,
         policies: this.host.resolveAll(ToolPolicies),
+        ...(this.host.has(ThreadHooks) ? { threadHooks: this.host.resolve(ThreadHooks) } : {}),
       }, new InProcessDriver(store, runtimeLogger, { leaseMs: this.config.runtime?.leaseMs }), this.stepQueue);
       this.host.bindCore(Operations, this.operationsFacade);
       this.host.bindCore(Hooks, this.dispatcherInstance);

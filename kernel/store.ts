@@ -46,6 +46,15 @@ export interface OperationState {
    * set by its `turnMessages` and carried on to the thread's next operation.
    */
   sourceState?: unknown;
+  /**
+   * The thread hook selection this operation made at start (document 003):
+   * the prompt's list, when it gave one, and the ids of hooks passed to
+   * execAgent in code. Only ids: hooks are code, resolved again by the
+   * process that runs the operation.
+   */
+  threadHooks?: { prompt?: string[]; code?: string[] };
+  /** A `prefilter_llm_history` thread hook blocked the model request (`block: true`): the operation finishes `hook_blocked`. */
+  hookBlocked?: boolean;
   /** A published tool result asked to end the operation (`ToolResult.endsOperation`): it finishes once no call is pending. */
   endRequested?: boolean;
 }

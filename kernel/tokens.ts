@@ -18,6 +18,7 @@ import type { ToolPolicy } from './tool-policy.js';
 import type { AgentSource } from './runtime/agent-source.js';
 import type { Sandbox as SandboxContract } from './sandbox.js';
 import type { StepQueue as StepQueueContract } from './step-queue.js';
+import type { ThreadHooksService } from './runtime/thread-hooks-port.js';
 
 // Bound by the kernel itself.
 
@@ -87,3 +88,11 @@ export type Sandbox = SandboxContract;
 export const StepQueue = createToken<StepQueueContract>('step-queue');
 /** The step queue contract (kernel/step-queue.ts). */
 export type StepQueue = StepQueueContract;
+/**
+ * Document 003's thread hooks (plugin `thread-hooks`): the runtime opens the
+ * hooks an operation selects through it. Unbound: no thread hook runs, and an
+ * agent or execAgent call that selects one is refused (THREAD_HOOK_MISSING).
+ */
+export const ThreadHooks = createToken<ThreadHooksService>('thread-hooks');
+/** The thread hooks service contract (kernel/runtime/thread-hooks-port.ts). */
+export type ThreadHooks = ThreadHooksService;

@@ -16,9 +16,10 @@ import transportFetch from './transport-fetch/index.js';
 import transportQstash from './transport-qstash/index.js';
 import sandboxLocal from './sandbox-local/index.js';
 import executionQueue from './execution-queue/index.js';
+import threadHooks from './thread-hooks/index.js';
 
 /** The plugins that ship with hookgate, in start-order tie-break order. */
-export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, storePostgres, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal, executionQueue];
+export const BUNDLED_PLUGINS: readonly Plugin[] = [storeSqlite, storeMemory, storePostgres, modelScripted, modelOpenai, modelAnthropic, toolsBuiltin, mcp, transportFetch, transportQstash, policyEngine, storeRetention, sandboxLocal, threadHooks, executionQueue];
 
 /**
  * The config keys that pick one plugin among those offering a driver kind:

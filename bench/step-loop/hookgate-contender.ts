@@ -12,6 +12,15 @@ import { modelAndToolSteps, modelSteps, type ConversationCount, type Contender }
 const AGENT_ID = 'bench-agent';
 
 /**
+ * The message and tool-result thread hooks (document 003), one no-op of each, plus a second `before_create_message`
+ * (a chain of two on every write): issue 15's "10 registered no-op thread hooks".
+ */
+const THREAD_BENCH_HOOKS = [
+  'before_create_message', 'before_create_message', 'after_create_message', 'before_update_message', 'after_update_message',
+  'before_store_tool_result', 'after_tool_call_success', 'after_tool_call_failure', 'tool_call_started', 'tool_call_done',
+] as const;
+
+/**
  * hookgate with the in-memory store or with every step persisted to a SQLite
  * file in a fresh temp folder (removed by `teardown`). One kernel serves all
  * conversations, like a long-running process; each conversation is one
@@ -21,7 +30,7 @@ const AGENT_ID = 'bench-agent';
  * as the AI SDK contenders' model does), so no turn estimates tokens from
  * the history.
  */
-export function hookgateContender(store: 'memory' | 'sqlite', calls: number): Contender {
+export function hookgateContender(store: 'memory' | 'sqlite', calls: number, options: { threadHooks?: boolean } = {}): Contender {
   let kernel: Kernel | undefined;
   let dir: string | undefined;
   let dbFile: string | undefined;
@@ -53,13 +62,15 @@ export function hookgateContender(store: 'memory' | 'sqlite', calls: number): Co
   });
   // One no-op handler per hook type; the counter only proves they ran.
   const hooks: AgentHook[] = HOOK_TYPES.map((type) => ({ id: `bench-${type}`, type, handler: () => void hookCalls++ }) as AgentHook);
+  // Issue 15's target: 10 no-op thread hooks, one per message and tool-result hook (null keeps every value).
+  const threadHooks = options.threadHooks !== true ? undefined : THREAD_BENCH_HOOKS.map((hook, i) => ({ hook, id: `bench_${i}_${hook}`, execute: () => void hookCalls++ }));
 
   return {
-    name: `hookgate-${store}`,
+    name: `hookgate-${store}${threadHooks ? '-thread-hooks' : ''}`,
     calls,
     description:
       store === 'memory'
-        ? 'createKernel, store-memory, model-scripted, 1 no-op tool, 16 no-op hook handlers'
+        ? `createKernel, store-memory, model-scripted, 1 no-op tool, 16 no-op hook handlers${threadHooks ? ', 10 no-op thread hooks' : ''}`
         : 'createKernel, store-sqlite (temp file, WAL, synchronous=NORMAL), model-scripted, 1 no-op tool, 16 no-op hook handlers',
     async setup() {
       dir = mkdtempSync(path.join(os.tmpdir(), 'hookgate-bench-'));
@@ -77,7 +88,7 @@ export function hookgateContender(store: 'memory' | 'sqlite', calls: number): Co
     },
     async runConversation(index: number): Promise<ConversationCount> {
       const before = toolRuns;
-      const handle = await kernel!.execAgent({ agentId: AGENT_ID, prompt: `Conversation ${index}: call the tool ${calls} times.`, hooks });
+      const handle = await kernel!.execAgent({ agentId: AGENT_ID, prompt: `Conversation ${index}: call the tool ${calls} times.`, hooks, ...(threadHooks ? { threadHooks } : {}) });
       const record = await handle.completed();
       if (record.reason !== 'done') throw new Error(`hookgate conversation ${index} ended with ${record.reason ?? record.status}: ${record.error?.message ?? ''}`);
       conversations++;

@@ -276,7 +276,8 @@ export class HookBus {
   }
 
   private failed(scope: string, vocabulary: string, hook: RegisteredBusHook, err: unknown, message: string): void {
-    this.logger.error(message, { scope, vocabulary, hookId: hook.id, hookType: hook.type, error: errorMessage(err) });
+    const prefix = this.known.get(vocabulary)?.logPrefix;
+    this.logger.error(prefix === undefined ? message : `${prefix} ${message}`, { scope, vocabulary, hookId: hook.id, hookType: hook.type, error: errorMessage(err) });
   }
 }
 

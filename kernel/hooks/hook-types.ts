@@ -37,7 +37,12 @@ export function isHookType(value: unknown): value is HookType {
 export type StepKind = 'call_llm' | 'call_tool' | 'request_human_approve' | 'compress_context' | 'call_agent';
 
 /** Why an operation ended: `done` (the model answered), `error`, `interrupted` (aborted or rejected), or a limit. */
-export type TerminalReason = 'done' | 'error' | 'interrupted' | 'max_steps' | 'cost_limit';
+/**
+ * Why an operation ended. `message_hook_error`: a thread hook prevented the
+ * message the operation was started with (status `error`); `hook_blocked`: a
+ * `prefilter_llm_history` hook blocked the model request (status `done`).
+ */
+export type TerminalReason = 'done' | 'error' | 'interrupted' | 'max_steps' | 'cost_limit' | 'message_hook_error' | 'hook_blocked';
 
 /** Fields every operation event carries. */
 export interface AgentHookEvent {

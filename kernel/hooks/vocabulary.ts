@@ -61,6 +61,14 @@ export interface HookVocabulary<Name extends string = string> {
   /** Hook names in declaration order. */
   readonly names: readonly Name[];
   readonly hooks: Readonly<Record<Name, HookDeclaration>>;
+  /** Put before the bus's log line for a handler that failed (document 003 logs `[Hooks] ✗ ...`). */
+  readonly logPrefix?: string;
+}
+
+/** What a vocabulary declares besides its hooks. */
+export interface HookVocabularyOptions {
+  /** Put before the bus's log line for a handler that failed. */
+  readonly logPrefix?: string;
 }
 
 const KINDS: readonly HookKind[] = ['observe', 'transform', 'control'];
@@ -72,7 +80,7 @@ const NAME = /^[A-Za-z][A-Za-z0-9_.-]*$/;
  * vocabulary and the hook for a bad name, an unknown kind or key, a
  * `matchOn` that is not a function, or an `onError` the kind does not take.
  */
-export function defineHookVocabulary<const H extends Record<string, HookDeclaration>>(name: string, hooks: H): HookVocabulary<Extract<keyof H, string>> {
+export function defineHookVocabulary<const H extends Record<string, HookDeclaration>>(name: string, hooks: H, options?: HookVocabularyOptions): HookVocabulary<Extract<keyof H, string>> {
   if (typeof name !== 'string' || !NAME.test(name)) throw invalid(`vocabulary ${JSON.stringify(name)}`, 'a vocabulary name is a word of letters, digits, "_", "-" or "." starting with a letter');
   if (typeof hooks !== 'object' || hooks === null || Array.isArray(hooks)) throw invalid(`vocabulary "${name}"`, 'expected an object of hook declarations');
   const names = Object.keys(hooks) as Array<Extract<keyof H, string>>;
@@ -103,7 +111,13 @@ export function defineHookVocabulary<const H extends Record<string, HookDeclarat
     }
     out[hook] = Object.freeze({ ...(decl as unknown as HookDeclaration) });
   }
-  return Object.freeze({ name, names: Object.freeze(names), hooks: Object.freeze(out) as Readonly<Record<Extract<keyof H, string>, HookDeclaration>> });
+  if (options?.logPrefix !== undefined && typeof options.logPrefix !== 'string') throw invalid(`vocabulary "${name}" logPrefix`, 'expected a string');
+  return Object.freeze({
+    name,
+    names: Object.freeze(names),
+    hooks: Object.freeze(out) as Readonly<Record<Extract<keyof H, string>, HookDeclaration>>,
+    ...(options?.logPrefix !== undefined ? { logPrefix: options.logPrefix } : {}),
+  });
 }
 
 /** Whether `name` is a hook of `vocabulary`. */

@@ -28,6 +28,8 @@ import { rebaseOnPublications, takePublications } from './publication-rebase.js'
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
+import { defaultThreadId, type NewMessage } from '../store.js';
+import { afterCommitMessages, beforeCommitMessages, openThreadHooks, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
 export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
@@ -93,6 +95,28 @@ export class AgentRuntime {
     // Validate hooks before anything is stored.
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
     const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };
+    const selection = threadHookSelection(options);
+    if (selection !== undefined) state.threadHooks = selection;
+    const promptMessage: NewMessage = images === undefined ? { role: 'user', content: options.prompt } : { role: 'user', content: options.prompt, images };
+    // Thread hooks are opened before anything is stored (a bad or missing hook stores nothing), on the record to be.
+    const provisional = provisionalRecord(operationId, agent, context, state, options, userId);
+    const op = this.track(provisional, agent, [], [], options, false);
+    openThreadHooks(this.deps, op, options.threadHooks ?? [], this.hookWrites);
+    if (op.threadHooksProblem !== undefined) {
+      this.deps.dispatcher.unregister(operationId);
+      throw op.threadHooksProblem;
+    }
+    // The sent message's before_create_message runs before it is stored; a throw prevents it (message_hook_error below).
+    let firstMessages: NewMessage[] = [promptMessage];
+    let prevented: unknown;
+    if (op.threadHooks !== undefined) {
+      try {
+        firstMessages = [await op.threadHooks.beforeCreateMessage(promptMessage, 'prompt')];
+      } catch (err) {
+        prevented = err;
+        firstMessages = [];
+      }
+    }
     let record: OperationRecord;
     try {
       record = await this.deps.store.createOperation(
@@ -108,19 +132,34 @@ export class AgentRuntime {
           // Created claimed by this process: the loop's first claim costs no write of its own (queue mode: a worker claims it).
           ...(this.queue ? {} : { lease: this.driver.leaseRequest() }),
         },
-        [images === undefined ? { role: 'user', content: options.prompt } : { role: 'user', content: options.prompt, images }],
+        firstMessages,
         this.deps.dispatcher.getSerializedHooks(operationId) ?? [],
       );
     } catch (err) {
       this.deps.dispatcher.unregister(operationId);
+      op.threadHooks?.close();
       throw err;
     }
     if (!this.queue) this.driver.adopt(operationId);
     // The thread's history and the new prompt, read once: the step loop keeps it up to date from its own commits.
     const messages = await this.deps.store.listThreadMessages(record.threadId);
+    op.record = record;
+    op.messages = activeMessages(messages);
     // Sub-agents inherit the registered snapshots, never the caller's (mutable) objects.
-    const op = this.track(record, agent, messages, this.deps.dispatcher.getRegisteredHooks(operationId), options);
+    op.hooks = this.deps.dispatcher.getRegisteredHooks(operationId);
+    this.running.set(operationId, op);
     this.deps.events.emit({ type: 'operation_started', operationId, agentId: agent.id, parentOperationId: options.parentOperationId });
+    if (op.threadHooks !== undefined) {
+      if (options.threadId === undefined) await op.threadHooks.afterThreadCreated();
+      if (prevented !== undefined) {
+        // A sent message a hook prevented: nothing stored, no turn, the run fails (document 003 "Error Handling").
+        await this.finish(op, 'message_hook_error', { message: `a before_create_message hook prevented the sent message: ${errorMessage(prevented)}`, code: 'MESSAGE_HOOK_ERROR' });
+        await this.driver.release(operationId);
+        return operationId;
+      }
+      const stored = messages.at(-1);
+      if (stored !== undefined) await op.threadHooks.afterCreateMessage(stored);
+    }
     // Queue mode: admitted once its first step is enqueued (a queue that is down rejects here; the operation stays
     // stored as running and a worker's sweep enqueues it later).
     if (this.queue) await this.handToQueue(op);
@@ -420,7 +459,7 @@ export class AgentRuntime {
     return lease !== undefined && lease.owner !== this.driver.owner && lease.expiresAt > Date.now();
   }
 
-  private track(record: OperationRecord, agent: AgentDefinition, messages: MessageRecord[], hooks: readonly AgentHook[], options: Partial<ExecAgentOptions>): RunningOperation {
+  private track(record: OperationRecord, agent: AgentDefinition, messages: MessageRecord[], hooks: readonly AgentHook[], options: Partial<ExecAgentOptions>, keep = true): RunningOperation {
     const op: RunningOperation = {
       record,
       agent,
@@ -437,7 +476,7 @@ export class AgentRuntime {
       },
     };
     // Terminal operations are read, never kept: only live ones stay in memory.
-    if (!TERMINAL.has(record.status)) this.running.set(record.id, op);
+    if (keep && !TERMINAL.has(record.status)) this.running.set(record.id, op);
     return op;
   }
 
@@ -466,6 +505,8 @@ export class AgentRuntime {
     record.state = readmitLegacyState(this.deps, agent, record.state);
     const op = this.track(record, agent, messages, [], {});
     op.fromStore = true;
+    // Hooks are code: resolved again here from the ids the operation stored (a missing one fails it in its loop).
+    if (!TERMINAL.has(record.status)) openThreadHooks(this.deps, op, [], this.hookWrites);
     return op;
   }
 
@@ -512,6 +553,7 @@ export class AgentRuntime {
       if (stored.version !== op.record.version) throw staleError(op);
     }
     this.driver.keep(operationId, (holder) => this.loseLease(op, holder?.owner));
+    if (op.threadHooksProblem !== undefined) throw op.threadHooksProblem;
     while (true) {
       if (this.stopping) return;
       if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
@@ -664,8 +706,11 @@ export class AgentRuntime {
    * connection committed first, the store refuses it with
    * STORE_VERSION_CONFLICT and nothing is written.
    */
-  private async commit(op: RunningOperation, commit: StepCommit): Promise<void> {
+  private async commit(op: RunningOperation, commit: StepCommit, hooked = false): Promise<void> {
     if (op.stale) throw staleError(op);
+    // Thread hooks around every message write (document 003): one property check when the operation selects none.
+    const threadHooks = hooked ? undefined : op.threadHooks;
+    if (threadHooks !== undefined && commit.messages !== undefined && commit.messages.length > 0) await beforeCommitMessages(this.deps, op, commit);
     const loopCommit = commit.expectedVersion === undefined;
     if (loopCommit) commit.expectedVersion = op.record.version;
     let written: MessageRecord[];
@@ -696,7 +741,19 @@ export class AgentRuntime {
       // The common case: new messages go at the end; no need to re-sort the conversation.
       for (const m of written) op.messages.push(m);
     }
+    if (threadHooks !== undefined && written.length > 0) await afterCommitMessages(op, written);
   }
+
+  /** What thread hooks write through (state.injectMessage): one message, its own commit, hooks run by the caller. */
+  private readonly hookWrites: ThreadHookWrites = {
+    commitMessage: async (op, message) => {
+      const before = op.messages.length;
+      await this.commit(op, { state: copyState(op.record.state), messages: [message] }, true);
+      const stored = op.messages.slice(before).find((m) => m.role === message.role && m.content === message.content) ?? op.messages.at(-1);
+      if (stored === undefined) throw new HookgateError('STORE_CONFLICT', `operation ${op.record.id}: the injected message was not stored`);
+      return stored;
+    },
+  };
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
     if (isVersionConflict(err) || isLeased(err) || op.stale) return this.dropStale(op, err);
@@ -724,7 +781,7 @@ export class AgentRuntime {
   ): Promise<void> {
     if (TERMINAL.has(op.record.status)) return;
     op.finishing = true;
-    const status = reason === 'error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
+    const status = reason === 'error' || reason === 'message_hook_error' ? 'error' : reason === 'interrupted' ? 'interrupted' : 'done';
     const state = copyState(op.record.state);
     state.approval = undefined;
     // What never ran never will; dropped so finalState carries no call the gate refused or never reached.
@@ -771,6 +828,7 @@ export class AgentRuntime {
     });
     this.waiters.notify(op.record);
     this.running.delete(op.record.id);
+    op.threadHooks?.close();
     if (op.record.parentOperationId) {
       await this.bridgeToParent(op, reason).catch((err) =>
         this.deps.logger.error('could not hand a sub-agent result to its parent', { operationId: op.record.id, error: errorMessage(err) }),
@@ -834,4 +892,38 @@ function staleError(op: RunningOperation): HookgateError {
   return new HookgateError('STORE_VERSION_CONFLICT', `operation ${op.record.id} was changed by another writer; this process no longer runs it`, {
     details: { operationId: op.record.id },
   });
+}
+
+/** What an operation stores of its thread hook selection: the prompt's list and the ids of hooks given in code (only ids: hooks are code). */
+function threadHookSelection(options: ExecAgentOptions): OperationState['threadHooks'] {
+  const prompt = options.promptHooks;
+  const code = options.threadHooks;
+  if (prompt === undefined && (code === undefined || code.length === 0)) return undefined;
+  if (prompt !== undefined && (!Array.isArray(prompt) || prompt.some((id) => typeof id !== 'string'))) {
+    throw new HookgateError('THREAD_HOOK_INVALID', 'execAgent promptHooks: expected a list of thread hook ids');
+  }
+  if (code !== undefined && !Array.isArray(code)) throw new HookgateError('THREAD_HOOK_INVALID', 'execAgent threadHooks: expected a list of hooks made by defineHook');
+  return {
+    ...(prompt !== undefined ? { prompt: [...prompt] } : {}),
+    ...(code !== undefined && code.length > 0 ? { code: code.map((h, i) => (typeof h === 'object' && h !== null && typeof h.id === 'string' ? h.id : `#${i}`)) } : {}),
+  };
+}
+
+/** The record an operation will have once stored: what its thread hooks are opened on before anything is written. */
+function provisionalRecord(id: string, agent: AgentDefinition, context: Record<string, string>, state: OperationState, options: ExecAgentOptions, userId: string | undefined): OperationRecord {
+  const now = nowIso();
+  return {
+    id,
+    agentId: agent.id,
+    threadId: options.threadId ?? defaultThreadId(id),
+    ...(options.parentOperationId !== undefined ? { parentOperationId: options.parentOperationId } : {}),
+    ...(userId !== undefined ? { userId } : {}),
+    status: 'running',
+    agent,
+    context,
+    state,
+    createdAt: now,
+    updatedAt: now,
+    version: 0,
+  };
 }

@@ -1,6 +1,7 @@
 import type { AgentDefinition } from '../agent-definition.js';
 import type { AgentHook } from '../hooks/hook-types.js';
 import type { MessageImage } from '../messages.js';
+import type { ThreadHookLike } from './thread-hooks-port.js';
 
 /** What `kernel.execAgent` takes: the agent, the prompt, hooks, and who runs it. */
 export interface ExecAgentOptions {
@@ -21,6 +22,20 @@ export interface ExecAgentOptions {
    */
   promptImages?: readonly MessageImage[];
   hooks?: readonly AgentHook[];
+  /**
+   * Thread hooks (document 003, `defineHook` from `hookgate/threads`) this
+   * operation's agent has in code: each is selected as an agent hook. They
+   * live in this process; the operation stores their ids, and a process that
+   * resumes it must know hooks with those ids (the hooks folder, or an agent's
+   * code hooks), else the operation fails with THREAD_HOOK_MISSING.
+   */
+  threadHooks?: readonly ThreadHookLike[];
+  /**
+   * The prompt's hook list (document 003 "prompt hooks"): when given, only
+   * these thread hooks run (plus the hooks enabled sub-agents require); the
+   * agent's own list is not used. An empty list runs none of the agent's.
+   */
+  promptHooks?: readonly string[];
   /** runtime.userId: wins over origin.userId. */
   userId?: string;
   origin?: { userId?: string };

@@ -70,14 +70,16 @@ export function promptMessages(op: RunningOperation): readonly Message[] {
     op.prompt = prompt;
   }
   const source = op.messages;
-  for (let i = prompt.seen; i < source.length; i++) {
-    const m = source[i]!;
-    prompt.messages.push(m.images === undefined
-      ? { role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult }
-      : { role: m.role, content: m.content, images: m.images });
-  }
+  for (let i = prompt.seen; i < source.length; i++) prompt.messages.push(promptMessageOf(source[i]!));
   prompt.seen = source.length;
   return prompt.messages;
+}
+
+/** A stored message as the model sees it (no ids, positions or dates). */
+export function promptMessageOf(m: Message): Message {
+  return m.images === undefined
+    ? { role: m.role, content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, toolResult: m.toolResult }
+    : { role: m.role, content: m.content, images: m.images };
 }
 
 /** Usage with cost from the agent's pricing. */

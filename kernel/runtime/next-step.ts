@@ -30,6 +30,8 @@ export type NextStep = { kind: 'step'; step: StepKind } | { kind: 'finish'; reas
  */
 export function decideNextStep(agent: AgentDefinition, state: OperationState, messages: readonly Message[]): NextStep {
   if (state.approval) return { kind: 'park' };
+  // A prefilter_llm_history thread hook blocked the request: its message is stored, nothing more runs.
+  if (state.hookBlocked === true) return { kind: 'finish', reason: 'hook_blocked' };
   const limits = agent.limits;
   if (limits?.maxTotalTokens !== undefined && state.usage.totalTokens >= limits.maxTotalTokens) return { kind: 'finish', reason: 'cost_limit' };
   if (limits?.maxCost !== undefined && state.usage.cost >= limits.maxCost) return { kind: 'finish', reason: 'cost_limit' };

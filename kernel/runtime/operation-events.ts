@@ -23,6 +23,8 @@ export type OperationEvent =
    */
   | { type: 'tool_log'; operationId: string; stepIndex: number; toolCallId: string; identifier: string; apiName: string; level: ToolLogLevel; message: string; attributes?: Record<string, unknown>; truncated?: true }
   /** A hook was delivered (a handler called or a webhook sent), in delivery order. */
+  /** A thread hook's `state.emit(event, data)` (document 003 thread events), for connected clients. */
+  | { type: 'thread_event'; operationId: string; threadId: string; event: string; data: unknown }
   | { type: 'hook'; operationId: string; hookType: string; hookId: string; via: 'handler' | 'webhook'; stepIndex?: number }
   | { type: 'approval_requested'; operationId: string; stepIndex: number; pendingTools: PendingTool[] }
   | { type: 'compacted'; operationId: string; stepIndex: number; messagesBefore: number; messagesAfter: number }

@@ -4,6 +4,7 @@ import { buildToolCallHookContext, type ToolRunContext } from '../hooks/tool-cal
 import type { Message, ToolCall } from '../messages.js';
 import type { MessageRecord, OperationRecord } from '../store.js';
 import type { TurnDelivery } from './turn-inbox.js';
+import type { ThreadHookCalls } from './thread-hooks-port.js';
 
 /** An operation loaded in this process: its persisted record plus what only lives in memory. */
 export interface RunningOperation {
@@ -47,6 +48,10 @@ export interface RunningOperation {
   /** Messages to join at the next model turn (turn-inbox.ts), and those taken into a step not yet committed. */
   inbox?: TurnDelivery[];
   inboxTaken?: TurnDelivery[];
+  /** The thread hooks the operation selects (document 003); undefined when none (nothing runs per step). */
+  threadHooks?: ThreadHookCalls;
+  /** Why its thread hooks could not be opened here (a selected id this process lacks): the loop fails the operation with it. */
+  threadHooksProblem?: unknown;
 }
 
 /** Orders active messages for the model: summaries first, then the rest by sequence. */

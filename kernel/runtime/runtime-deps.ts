@@ -7,6 +7,7 @@ import type { AgentRegistry } from './agent-registry.js';
 import type { AgentSourceRegistry } from './agent-source-registry.js';
 import type { ToolEntry } from './call-facts.js';
 import type { OperationEvents } from './operation-events.js';
+import type { ThreadHooksService } from './thread-hooks-port.js';
 
 /** What the step executors use; resolved once when the kernel starts. */
 export interface RuntimeDeps {
@@ -25,6 +26,8 @@ export interface RuntimeDeps {
    */
   tools: ReadonlyMap<string, ToolEntry>;
   policies: readonly ToolPolicy[];
+  /** Document 003's thread hooks (the `ThreadHooks` token), when a plugin provides them. */
+  threadHooks?: ThreadHooksService;
 }
 
 /** The key of a tool in a tool map: `identifier/apiName`. */

@@ -1,6 +1,9 @@
 import { callAllowed, SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { callModel, promptMessages, usageOf } from './model-turn.js';
-import type { StepExecutor } from './step-executor.js';
+import type { StepDraft, StepExecutor } from './step-executor.js';
+import type { RunningOperation } from './running-operation.js';
+import { hookedPrompt, hooksAssemblePrompt } from './thread-hook-prompt.js';
+import { markWrite } from './thread-hook-writes.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
 import type { Message } from '../messages.js';
 import { sourceJoining, sourceTurnNarration } from './agent-source-lifecycle.js';
@@ -21,15 +24,20 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const joined = takeTurnDeliveries(op);
   // What the source adds after each joining delivery (agent functions' useAgentStart, once per delivery).
   const joinedAfter = joined.length > 0 ? await sourceJoining(deps, op, joined) : undefined;
-  let prompt = promptMessages(op);
-  if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];
-  if (joined.length > 0) prompt = [...prompt, ...joined.flatMap((d, i) => [joinedMessage(d), ...(joinedAfter?.[i] ?? []).map((m) => ({ role: m.role, content: m.content }))])];
-  const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
-  if (narrated.length > 0) draft.commit.messages.push(...narrated.map((m) => ({ ...m })));
-  if (joined.length > 0) {
-    draft.commit.messages.push(...joined.flatMap((d, i) => [{ id: d.id, ...joinedMessage(d) }, ...(joinedAfter?.[i] ?? []).map((m) => ({ ...m }))]));
-    draft.effects = () => (confirmTurnDeliveries(op, joined), Promise.resolve());
+  const joinedPrompt = joined.length > 0 ? joined.flatMap((d, i) => [joinedMessage(d), ...(joinedAfter?.[i] ?? []).map((m) => ({ role: m.role, content: m.content }))]) : [];
+  let prompt: readonly Message[];
+  if (op.threadHooks !== undefined && hooksAssemblePrompt(op)) {
+    // Thread hooks shape the request (system message, history snapshot, provider messages).
+    const hooked = await hookedPrompt(op, [...narrated.map((m) => ({ role: m.role, content: m.content })), ...joinedPrompt]);
+    if ('blocked' in hooked) return blockedTurn(op, draft, narrated, joined, joinedAfter, hooked.blocked);
+    prompt = hooked.messages;
+  } else {
+    prompt = promptMessages(op);
+    if (narrated.length > 0) prompt = [...prompt, ...narrated.map((m) => ({ role: m.role, content: m.content }))];
+    if (joined.length > 0) prompt = [...prompt, ...joinedPrompt];
   }
+  const response = await callModel(deps, op, 'turn', prompt, state.modelTurns);
+  storeTurnInputs(op, draft, narrated, joined, joinedAfter);
   draft.usage = usageOf(op, response);
   const toolCalls = admitToolCalls(deps, op.agent, response.toolCalls);
   state.modelTurns += 1;
@@ -42,6 +50,47 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   deps.events.emit({ type: 'assistant_message', operationId: op.record.id, stepIndex: draft.stepIndex, text: response.text, toolCalls });
   return 'ready';
 };
+
+/** The turn's messages that were not stored yet go into its commit: the narration (signals), then joined deliveries (queued). */
+function storeTurnInputs(op: RunningOperation, draft: StepDraft, narrated: readonly Message[], joined: readonly TurnDelivery[], joinedAfter: readonly (readonly Message[])[] | undefined): void {
+  if (narrated.length > 0) draft.commit.messages.push(...narrated.map((m) => markWrite({ ...m }, 'signal')));
+  if (joined.length > 0) {
+    // Each joined delivery, then what the source added after it (useAgentStart's signals).
+    draft.commit.messages.push(...joined.flatMap((d, i) => [markWrite({ id: d.id, ...joinedMessage(d) }, 'queued'), ...(joinedAfter?.[i] ?? []).map((m) => markWrite({ ...m }, 'signal'))]));
+    draft.effects = () => (op.threadHooks === undefined ? confirmTurnDeliveries(op, joined) : settleHookedDeliveries(op, joined), Promise.resolve());
+  }
+}
+
+/**
+ * With thread hooks, a joined delivery a `before_create_message` hook
+ * prevented is not stored and leaves the queue (document 003's queued
+ * message): it resolves false (the sender finds no stored message), the
+ * others joined.
+ */
+function settleHookedDeliveries(op: RunningOperation, joined: readonly TurnDelivery[]): void {
+  const tail = op.messages.slice(-joined.length - 64);
+  const stored = joined.filter((d) => tail.some((m) => m.id === d.id));
+  confirmTurnDeliveries(op, stored);
+  const prevented = joined.filter((d) => !stored.includes(d));
+  if (prevented.length === 0) return;
+  op.inboxTaken = (op.inboxTaken ?? []).filter((d) => !prevented.includes(d));
+  for (const d of prevented) d.resolve(false);
+}
+
+/**
+ * A `prefilter_llm_history` hook blocked the request (document 003): the
+ * provider is not called; the turn stores the error's message as the
+ * assistant's, and the operation finishes `hook_blocked` (next-step.ts).
+ */
+function blockedTurn(op: RunningOperation, draft: StepDraft, narrated: readonly Message[], joined: readonly TurnDelivery[], joinedAfter: readonly (readonly Message[])[] | undefined, message: string): 'ready' {
+  storeTurnInputs(op, draft, narrated, joined, joinedAfter);
+  const state = draft.state;
+  state.pendingToolCalls = [];
+  state.hookBlocked = true;
+  draft.commit.messages.push({ role: 'assistant', content: message });
+  draft.after.content = message;
+  return 'ready';
+}
 
 /** A joined delivery as a user message (with its images when it has any). */
 function joinedMessage(d: TurnDelivery): Message {

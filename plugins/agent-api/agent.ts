@@ -1,3 +1,4 @@
+import type { ThreadHookLike } from '../../kernel/runtime/thread-hooks-port.js';
 import type * as v from 'valibot';
 
 /**
@@ -29,6 +30,12 @@ export interface AgentStatics {
   initialData?: v.GenericSchema;
   /** The submission retry policy. */
   durability?: DurabilityConfig;
+  /**
+   * Thread hooks (document 003, `defineHook` from `hookgate/threads`) of this
+   * agent: each runs on every thread of the agent (source `agent`, named by
+   * the identity), registered when the runtime starts.
+   */
+  threadHooks?: readonly ThreadHookLike[];
 }
 
 /** The addressable unit: the function value itself, with its statics. */

@@ -1,5 +1,6 @@
 import { definePlugin, type Plugin } from '../../kernel/plugin.js';
-import { AgentSources, Hooks, Logger, Operations, Sandbox, Store } from '../../kernel/tokens.js';
+import { AgentSources, Hooks, Logger, Operations, Sandbox, Store, ThreadHooks } from '../../kernel/tokens.js';
+import { HookgateError } from '../../kernel/errors.js';
 import { HarnessHost } from './harness.js';
 import { HarnessSource } from './harness-source.js';
 import { AGENT_FUNCTION_SOURCE_ID } from './agent.js';
@@ -44,6 +45,7 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
     id: 'agent-api',
     description: 'document 001: agent instances, durable submissions, dispatch / init / getAgentInstance',
     requires: [Store],
+    optional: [ThreadHooks],
     provides: [AgentDirectory, AgentSources],
     state: (): AgentApiState => ({}),
     register(ctx) {
@@ -53,6 +55,13 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
       ctx.bindValue(AgentSources, harnesses.source);
     },
     async ready(ctx) {
+      // Before anything is recovered: a resumed operation opens its agent's thread hooks.
+      for (const identity of options.directory.identities()) {
+        const hooks = options.directory.byIdentity(identity)?.threadHooks;
+        if (hooks === undefined || hooks.length === 0) continue;
+        if (!ctx.has(ThreadHooks)) throw new HookgateError('THREAD_HOOK_MISSING', `agent function "${identity}" has threadHooks, but no plugin provides thread hooks (load the thread-hooks plugin)`);
+        ctx.resolve(ThreadHooks).addAgentHooks(identity, hooks, `agent function ${identity}`);
+      }
       const coordinator = new SubmissionCoordinator({
         store: ctx.resolve(Store),
         operations: ctx.resolve(Operations),

@@ -1,5 +1,8 @@
 import { defineHookVocabulary } from '../../kernel/hooks/vocabulary.js';
 
+/** What every logged thread hook failure starts with (document 003). */
+export const THREAD_HOOK_LOG_PREFIX = '[Hooks] ✗';
+
 /**
  * The thread hooks, declared as the `thread` vocabulary of the hook bus, in
  * the order the hooks reference lists them. `transform` hooks pass a value
@@ -30,7 +33,7 @@ export const THREAD_HOOK_VOCABULARY = defineHookVocabulary('thread', {
   user_client_attached: { kind: 'observe', description: 'user scope: a client of the user connected' },
   user_client_detached: { kind: 'observe', description: 'user scope: a client of the user disconnected' },
   user_value_changed: { kind: 'observe', description: "user scope: one of the user's values changed" },
-});
+}, { logPrefix: THREAD_HOOK_LOG_PREFIX });
 
 /** Every thread hook name. */
 export type ThreadHookName = (typeof THREAD_HOOK_VOCABULARY.names)[number];

@@ -1,0 +1,124 @@
+import { HookgateError, errorMessage } from '../errors.js';
+import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
+import type { RunningOperation } from './running-operation.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+import type { MessageWriteKind, ThreadHookLike } from './thread-hooks-port.js';
+
+/**
+ * Where the step loop meets document 003's thread hooks: opening an
+ * operation's hooks, and the message writes they wrap. Every function here
+ * is called only when `op.threadHooks` is set, so an operation that selects
+ * no thread hook pays one property check per commit.
+ */
+
+/** Which write each message of a commit is; unmarked ones follow their role (see {@link writeKindOf}). */
+const kinds = new WeakMap<NewMessage, MessageWriteKind>();
+
+/** Marks a message of a commit as a write of `kind` (a joined delivery is `queued`, the narration `signal`). */
+export function markWrite<M extends NewMessage>(message: M, kind: MessageWriteKind): M {
+  kinds.set(message, kind);
+  return message;
+}
+
+/** The write a commit's message is: its mark, else by role (assistant: the model step's; tool: a tool result; summary). */
+export function writeKindOf(message: NewMessage): MessageWriteKind {
+  const marked = kinds.get(message);
+  if (marked !== undefined) return marked;
+  if (message.role === 'assistant') return 'model_step';
+  if (message.role === 'tool') return 'tool_result';
+  if (message.role === 'summary') return 'summary';
+  return 'signal';
+}
+
+/** The runtime's side of `ThreadState`: what an operation's hooks may ask of it. */
+export interface ThreadHookWrites {
+  /** Commits one message as its own commit (state unchanged), under the caller's turn. */
+  commitMessage(op: RunningOperation, message: NewMessage): Promise<MessageRecord>;
+}
+
+/**
+ * Opens the thread hooks the operation selects (once, when it is started or
+ * loaded here) and keeps them on it. Without a `ThreadHooks` service, an
+ * operation that selects a hook cannot run here: the problem is kept on the
+ * operation and its loop fails it (THREAD_HOOK_MISSING), as it does for a
+ * selected id this process has no hook for.
+ */
+export function openThreadHooks(deps: RuntimeDeps, op: RunningOperation, codeHooks: readonly ThreadHookLike[], writes: ThreadHookWrites): void {
+  const service = deps.threadHooks;
+  if (service === undefined) {
+    const agent = op.agent;
+    const selects = codeHooks.length > 0 || (agent.threadHooks?.length ?? 0) > 0 || (op.record.state.threadHooks?.prompt?.length ?? 0) > 0 || (op.record.state.threadHooks?.code?.length ?? 0) > 0;
+    if (selects) {
+      op.threadHooksProblem = new HookgateError('THREAD_HOOK_MISSING', `operation ${op.record.id} selects thread hooks, but no plugin provides them (load the thread-hooks plugin)`, { details: { operationId: op.record.id } });
+    }
+    return;
+  }
+  try {
+    op.threadHooks = service.open({
+      // A getter: an operation's hooks open on the record to be, before it is stored (agent-runtime start).
+      get record() {
+        return op.record;
+      },
+      agent: () => op.agent,
+      agentDefinition: (id) => (deps.agents.has(id) ? deps.agents.get(id) : undefined),
+      codeHooks,
+      bus: deps.dispatcher.bus,
+      store: deps.store,
+      logger: deps.logger,
+      messages: () => op.messages,
+      stepIndex: () => op.record.state.stepIndex,
+      injectMessage: (message) => injectMessage(op, message, writes),
+      emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
+    });
+  } catch (err) {
+    op.threadHooksProblem = err;
+  }
+}
+
+/** `state.injectMessage()`: `before_create_message` (a throw rejects, nothing stored), the commit, `after_create_message`. */
+async function injectMessage(op: RunningOperation, message: NewMessage, writes: ThreadHookWrites): Promise<MessageRecord> {
+  const hooks = op.threadHooks!;
+  const ready = await hooks.beforeCreateMessage(message, 'injected');
+  const stored = await writes.commitMessage(op, ready);
+  await hooks.afterCreateMessage(stored);
+  return stored;
+}
+
+/**
+ * Runs `before_create_message` over a commit's messages, write by write, and
+ * replaces them with what is to be stored: a continuing write keeps its last
+ * good value; a prevented one (queued, signal) is left out and logged. Other
+ * kinds never reach a commit. The order of the rest is kept.
+ */
+export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperation, commit: StepCommit): Promise<void> {
+  const hooks = op.threadHooks!;
+  const messages = commit.messages!;
+  const out: NewMessage[] = [];
+  for (const message of messages) {
+    const kind = writeKindOf(message);
+    try {
+      const pending = hooks.beforeCreateMessage(message, kind);
+      const ready = pending instanceof Promise ? await pending : pending;
+      // The reply (finalText, a submission's text) is the model step's message as stored, not as the model said it.
+      if (kind === 'model_step' && ready.content !== message.content) {
+        if (commit.state.lastText === message.content) commit.state.lastText = ready.content;
+        // The step's stored summary names the message as stored too (a sanitizing hook must not be undone there).
+        const summary = commit.step?.summary;
+        if (summary !== undefined && summary.content === message.content.slice(0, 500)) summary.content = ready.content.slice(0, 500);
+      }
+      out.push(ready);
+    } catch (err) {
+      deps.logger.warn(`[Hooks] ✗ before_create_message prevented a ${kind} message; it is not stored`, { operationId: op.record.id, kind, error: errorMessage(err) });
+    }
+  }
+  commit.messages = out;
+}
+
+/** `after_create_message` for each stored message of a commit, in order; failures are logged by the chain. */
+export async function afterCommitMessages(op: RunningOperation, written: readonly MessageRecord[]): Promise<void> {
+  const hooks = op.threadHooks!;
+  for (const message of written) {
+    const pending = hooks.afterCreateMessage(message);
+    if (pending instanceof Promise) await pending;
+  }
+}

@@ -1,0 +1,116 @@
+import type { AgentDefinition } from '../agent-definition.js';
+import type { HookBus } from '../hooks/hook-bus.js';
+import type { Logger } from '../logger.js';
+import type { Message } from '../messages.js';
+import type { MessageRecord, NewMessage, OperationRecord, Store } from '../store.js';
+
+/**
+ * The seam between the step loop and document 003's thread hooks. The kernel
+ * never imports the plugin that implements them (plugins/thread-hooks): it
+ * asks the `ThreadHooks` token's service to open the hooks of an operation,
+ * once when the operation is started or loaded, and keeps what it answers on
+ * the running operation. `undefined` means the operation selects no thread
+ * hook: then the step loop does nothing more per step (one property check).
+ */
+
+/**
+ * Which write of the runtime a message is, for the per-write error rules of
+ * document 003 ("Error Handling"):
+ * - `prompt`: the message an operation starts with (a sent message): a
+ *   prevented one stores nothing, starts no turn and fails the run with
+ *   `message_hook_error`;
+ * - `queued`: a delivery joining a running operation at a turn boundary (a
+ *   queued message): a prevented one is dropped alone;
+ * - `model_step`, `tool_result`, `summary`: rows an execution cannot go on
+ *   without: a failing pre-write hook is logged and the write continues with
+ *   the last good value;
+ * - `injected`: `state.injectMessage()`: the call rejects with the hook error;
+ * - `signal`: the source's narration (resource signals) and other
+ *   runtime-made notices: a prevented one is skipped, the run goes on.
+ */
+export type MessageWriteKind = 'prompt' | 'queued' | 'model_step' | 'tool_result' | 'summary' | 'injected' | 'signal';
+
+/** The writes that continue with the last good value when a `before_*` hook throws. */
+export const CONTINUING_WRITES: ReadonlySet<MessageWriteKind> = new Set<MessageWriteKind>(['model_step', 'tool_result', 'summary']);
+
+/** A thread hook as code hands it over (`defineHook`'s result); the plugin validates it. */
+export interface ThreadHookLike {
+  readonly hook: string;
+  readonly id: string;
+  readonly execute: (...args: never[]) => unknown;
+}
+
+/**
+ * What the runtime gives the thread hooks of one operation: its identity,
+ * the kernel's bus and store, and the writes hooks may make through the
+ * runtime (so an injected message takes the same path, with the same hooks
+ * and the same compare-and-swap, as the step loop's own writes).
+ */
+export interface ThreadHookHost {
+  /** The operation (read-only use: the record object is the runtime's, updated in place by every commit). */
+  readonly record: OperationRecord;
+  /** The agent of the current step. */
+  agent(): AgentDefinition;
+  /** A defined agent by id (a sub-agent's definition, for the hooks its relationship requires), if any. */
+  agentDefinition(agentId: string): AgentDefinition | undefined;
+  /** Hooks passed in code to execAgent (live in this process only). */
+  readonly codeHooks: readonly ThreadHookLike[];
+  readonly bus: HookBus;
+  readonly store: Store;
+  readonly logger: Logger;
+  /** The active conversation as the runtime holds it (summaries first). */
+  messages(): readonly MessageRecord[];
+  /** Whether a step of the operation runs now (`ThreadState.execution`). */
+  stepIndex(): number;
+  /** Stores a message (after `before_create_message`, `injected` rules), then runs `after_create_message`. */
+  injectMessage(message: NewMessage): Promise<MessageRecord>;
+  /** Sends a thread event to connected clients (`ThreadState.emit`). */
+  emit(event: string, data: unknown): void;
+}
+
+/**
+ * The thread hooks of one operation, as the runtime calls them. Each method
+ * runs one hook type's chain (in the documented order, `null` / `undefined`
+ * keeping the value) and applies the error rule of the write it is called for.
+ */
+export interface ThreadHookCalls {
+  /** Whether any selected hook is of this type (a caller skips building arguments otherwise). */
+  has(hook: string): boolean;
+  /**
+   * `before_create_message` for one write: resolves to the message to store.
+   * Rejects with the hook's error when the write is prevented (every kind but
+   * the continuing ones, which keep the last good value). Synchronous while
+   * every selected handler is (the step loop awaits only a promise).
+   */
+  beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): NewMessage | Promise<NewMessage>;
+  /** `after_create_message`: failures are logged; the stored message stays. */
+  afterCreateMessage(message: MessageRecord): void | Promise<void>;
+  /** `after_thread_created`, before the operation's first step. */
+  afterThreadCreated(): Promise<void>;
+  /** `after_system_message`: the rendered system message, possibly replaced. */
+  afterSystemMessage(system: string): Promise<string>;
+  /** `filter_messages` over one snapshot of the eligible persisted history. */
+  filterMessages(rows: readonly MessageRecord[]): Promise<MessageRecord[]>;
+  /** `prefilter_llm_history`; rejects with an error carrying `block: true` when a hook blocks the request. */
+  prefilterLlmHistory(messages: readonly Message[]): Promise<Message[]>;
+  /** Forgets the operation's registrations on the bus (it finished or left this process). */
+  close(): void;
+}
+
+/** What a `ThreadHooks` provider does (plugins/thread-hooks). */
+export interface ThreadHooksService {
+  /**
+   * Opens the hooks an operation selects (its prompt's list, its agent's
+   * list and code hooks, the hooks its enabled sub-agents require), resolved
+   * from the hooks this process knows. `undefined` when none is selected.
+   * Throws THREAD_HOOK_MISSING when a selected id resolves to no hook here
+   * (a hook passed in code before a restart), THREAD_HOOK_INVALID for a bad
+   * code hook. Synchronous: nothing is read until a hook runs.
+   */
+  open(host: ThreadHookHost): ThreadHookCalls | undefined;
+  /**
+   * Adds hooks an agent has in code (an agent function's `threadHooks`
+   * static): selected as that agent's hooks for every operation it runs.
+   */
+  addAgentHooks(agentId: string, hooks: readonly ThreadHookLike[], source: string): void;
+}

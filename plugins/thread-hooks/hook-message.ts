@@ -1,0 +1,137 @@
+import { HookgateError } from '../../kernel/errors.js';
+import type { Message, MessageRole, ToolCall } from '../../kernel/messages.js';
+import { toFunctionName } from '../../kernel/model-tool-names.js';
+import type { MessageRecord, NewMessage } from '../../kernel/store.js';
+import type { HookMessage, HookToolCall, LLMMessage } from './thread-hook-types.js';
+
+/**
+ * The `tool_calls` JSON of a message's calls, made once per message: keyed by
+ * its first call, since a stored copy of the message shares the call objects
+ * (the runtime never changes a call once the model made it) in a new array.
+ */
+const toolCallsJson = new WeakMap<ToolCall, { count: number; json: string }>();
+
+function toolCallsOf(calls: readonly ToolCall[]): string {
+  const known = toolCallsJson.get(calls[0]!);
+  if (known !== undefined && known.count === calls.length) return known.json;
+  const json = JSON.stringify(calls.map(hookToolCall));
+  toolCallsJson.set(calls[0]!, { count: calls.length, json });
+  return json;
+}
+
+/** A tool call as thread hooks see it: OpenAI's shape, the function name as providers get it. */
+export function hookToolCall(call: ToolCall): HookToolCall {
+  return { id: call.id, type: 'function', function: { name: toFunctionName(call.identifier, call.apiName), arguments: JSON.stringify(call.args) } };
+}
+
+/**
+ * A stored (or about to be stored) message as the snake_case row hooks see.
+ * A fresh object each time: hooks may change it freely (the reference's
+ * examples assign to `message.content`) without touching the runtime's copy.
+ */
+export function toHookMessage(message: Message & { id?: string; createdAt?: string }, id: string): HookMessage {
+  const row: HookMessage = {
+    id,
+    role: message.role as HookMessage['role'],
+    content: message.content,
+    tool_calls: message.toolCalls && message.toolCalls.length > 0 ? toolCallsOf(message.toolCalls) : null,
+    tool_call_id: message.toolCallId ?? null,
+    tool_status: message.toolResult === undefined ? null : message.toolResult.success ? 'success' : 'error',
+    name: null,
+    status: null,
+    created_at: (message.createdAt !== undefined ? Date.parse(message.createdAt) : Date.now()) * 1000,
+  };
+  if (message.images !== undefined) row.images = message.images.map((image) => ({ ...image }));
+  return row;
+}
+
+const WRITABLE_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool', 'summary']);
+
+/**
+ * The message to store after `before_create_message`: the hook's `role` and
+ * `content` over the original. The tool calls, the answered call and the
+ * result stay the runtime's (their ids bind approvals and results; a hook
+ * cannot rewire them). Throws THREAD_HOOK_INVALID naming the field when the
+ * hook's row is not storable, which the caller's error rule then applies to.
+ */
+export function fromHookMessage(original: NewMessage, row: HookMessage, hookName: string): NewMessage {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) throw invalidReturn(hookName, 'expected a message object');
+  if (!WRITABLE_ROLES.has(row.role as string)) throw invalidReturn(hookName, `role: expected system, user, assistant or tool, got ${JSON.stringify(row.role)}`);
+  if (row.content !== null && typeof row.content !== 'string') throw invalidReturn(hookName, 'content: expected a string or null');
+  return { ...original, role: row.role as MessageRole, content: row.content ?? '' };
+}
+
+/** A stored message as `filter_messages` gets it, remembering its record by row. */
+export function hookRows(records: readonly MessageRecord[]): { rows: HookMessage[]; byRow: Map<HookMessage, MessageRecord> } {
+  const byRow = new Map<HookMessage, MessageRecord>();
+  const rows = records.map((record) => {
+    const row = toHookMessage(record, record.id);
+    byRow.set(row, record);
+    return row;
+  });
+  return { rows, byRow };
+}
+
+/**
+ * The records `filter_messages` kept, in the order it returned them. A row it
+ * changed is its record with the row's content; a row it made up (no id of
+ * the snapshot) is a message of the request only.
+ */
+export function recordsOfRows(returned: readonly HookMessage[], byRow: ReadonlyMap<HookMessage, MessageRecord>, byId: ReadonlyMap<string, MessageRecord>): MessageRecord[] {
+  return returned.map((row, index) => {
+    if (typeof row !== 'object' || row === null) throw invalidReturn('filter_messages', `[${index}]: expected a message row`);
+    const record = byRow.get(row) ?? (typeof row.id === 'string' ? byId.get(row.id) : undefined);
+    const content = typeof row.content === 'string' ? row.content : row.content === null ? '' : undefined;
+    if (content === undefined) throw invalidReturn('filter_messages', `[${index}].content: expected a string or null`);
+    if (record !== undefined) return record.content === content ? record : { ...record, content };
+    if (!WRITABLE_ROLES.has(row.role as string)) throw invalidReturn('filter_messages', `[${index}].role: expected system, user, assistant or tool`);
+    return { id: String(row.id ?? `filtered_${index}`), operationId: '', seq: 0, position: 0, createdAt: new Date().toISOString(), role: row.role as MessageRole, content };
+  });
+}
+
+/** The provider messages as `prefilter_llm_history` gets them, remembering each one's message. */
+export function llmMessages(messages: readonly Message[]): { list: LLMMessage[]; byItem: Map<LLMMessage, Message> } {
+  const byItem = new Map<LLMMessage, Message>();
+  const list = messages.map((m) => {
+    const item: LLMMessage = { role: m.role === 'summary' ? 'system' : m.role, content: m.content };
+    if (m.toolCalls && m.toolCalls.length > 0) item.tool_calls = m.toolCalls.map(hookToolCall);
+    if (m.toolCallId !== undefined) item.tool_call_id = m.toolCallId;
+    byItem.set(item, m);
+    return item;
+  });
+  return { list, byItem };
+}
+
+/**
+ * The messages to send after `prefilter_llm_history`: each item's message
+ * with the item's text content; an item the hook made up becomes a plain
+ * message of its role (array content is sent as its text parts).
+ */
+export function messagesOfItems(returned: readonly LLMMessage[], byItem: ReadonlyMap<LLMMessage, Message>, toolCallsById: ReadonlyMap<string, Message>): Message[] {
+  return returned.map((item, index) => {
+    if (typeof item !== 'object' || item === null) throw invalidReturn('prefilter_llm_history', `[${index}]: expected a message`);
+    const content = textOf(item.content, index);
+    const original = byItem.get(item);
+    if (original !== undefined) return original.content === content ? original : { ...original, content };
+    const role = item.role;
+    if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool') throw invalidReturn('prefilter_llm_history', `[${index}].role: expected system, user, assistant or tool`);
+    if (role === 'tool') {
+      const answered = typeof item.tool_call_id === 'string' ? toolCallsById.get(item.tool_call_id) : undefined;
+      return { role, content, ...(typeof item.tool_call_id === 'string' ? { toolCallId: item.tool_call_id } : {}), ...(answered?.toolResult ? { toolResult: { ...answered.toolResult, content } } : {}) };
+    }
+    return { role, content };
+  });
+}
+
+function textOf(content: LLMMessage['content'], index: number): string {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+  }
+  throw invalidReturn('prefilter_llm_history', `[${index}].content: expected a string, null or an array of parts`);
+}
+
+function invalidReturn(hookName: string, what: string): HookgateError {
+  return new HookgateError('THREAD_HOOK_INVALID', `${hookName} returned a value the runtime cannot use: ${what}`, { details: { hook: hookName } });
+}
