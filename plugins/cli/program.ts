@@ -212,7 +212,7 @@ export function buildProgram(): Command {
   program
     .command('worker')
     .description('queue mode (execution: queue): run the steps of operations from Redis until SIGTERM or SIGINT, which let the steps in flight finish first')
-    .argument('[modules...]', 'agent modules (.js/.mjs) whose operations this worker runs, besides those in serve.agents')
+    .argument('[files...]', 'agent modules (.js/.mjs) whose operations this worker runs, besides those in serve.agents, and agent files (.yaml) whose sub-agents it starts')
     .action(async (modules: string[]) => {
       exitWith(await workerCommand(session, modules));
     });

@@ -1,3 +1,4 @@
+import { loadAgentFile } from '../../config/agent-file.js';
 import { HookgateError } from '../../kernel/errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { HookgateConfig } from '../../config/defaults.js';
@@ -7,11 +8,16 @@ import type { CliSession } from './cli-session.js';
 import { EXIT } from './exit-codes.js';
 import { agentsOf } from './run-agent-module.js';
 
+/** Agent files (YAML) among the worker's arguments, as opposed to agent modules. */
+const AGENT_FILE = /\.ya?ml$/i;
+
 /**
- * `hookgate worker [modules...]`: queue mode's step runner. Starts a kernel
+ * `hookgate worker [files...]`: queue mode's step runner. Starts a kernel
  * on the config (which must say `execution: queue`), with the agent modules
  * of `serve.agents` and those named here (as `hookgate serve` loads them, so
- * agent functions and their hooks run here too), then takes step jobs from
+ * agent functions and their hooks run here too) and the agent files named
+ * here (an operation carries its own agent's definition, but the sub-agents
+ * it starts are looked up by id), then takes step jobs from
  * Redis until SIGTERM or SIGINT: it stops taking jobs, lets the steps in
  * flight commit and enqueue their next, stops the kernel and resolves exit
  * code 0. Prints `hookgate worker ready ...` once it takes jobs. Rejects
@@ -23,13 +29,18 @@ export async function workerCommand(session: CliSession, modules: readonly strin
   if (config.execution !== 'queue') {
     throw new HookgateError('QUEUE_NOT_CONFIGURED', 'hookgate worker: the config does not use queue mode; set execution: queue (and queue.redis) in hookgate.config.yaml, the same config the API process uses');
   }
-  const files = [...config.serve.agents, ...modules];
-  if (files.length === 0) return session.withKernel((kernel) => work(kernel, config));
+  const agentFiles = modules.filter((m) => AGENT_FILE.test(m));
+  const files = [...config.serve.agents, ...modules.filter((m) => !AGENT_FILE.test(m))];
+  const define = (kernel: Kernel) => {
+    for (const file of agentFiles) loadAgentFile(file, kernel.agents);
+  };
+  if (files.length === 0) return session.withKernel((kernel) => (define(kernel), work(kernel, config)));
   const agents = [];
   for (const file of files) for (const { agent } of await agentsOf(file)) agents.push(agent);
   const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
   const runtime = await start({ agents, config, db });
   try {
+    define(runtime.kernel);
     return await work(runtime.kernel, config);
   } finally {
     await runtime.stop();

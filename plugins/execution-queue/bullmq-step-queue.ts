@@ -1,5 +1,4 @@
-import { DelayedError, Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Job, Queue, Worker } from 'bullmq';
 import { HookgateError, errorMessage } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { QueuedStep, QueuedStepRunner, StepQueue } from '../../kernel/step-queue.js';
@@ -36,6 +35,8 @@ export interface BullmqStepQueueOptions {
  * answer `later` moves the job to the delayed set until then.
  */
 export class BullmqStepQueue implements StepQueue {
+  /** BullMQ, loaded at `open`: importing it costs more than half a second, which no in-process command should pay. */
+  private bullmq: typeof import('bullmq') | undefined;
   private queue: Queue | undefined;
   private worker: Worker | undefined;
   private readonly warned = new Set<string>();
@@ -49,6 +50,8 @@ export class BullmqStepQueue implements StepQueue {
    */
   async open(): Promise<void> {
     const { address } = this.options;
+    this.bullmq = await import('bullmq');
+    const { Redis } = await import('ioredis');
     const probe = new Redis({ ...address.options, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: CONNECT_TIMEOUT_MS, retryStrategy: () => null });
     // The socket's own error (ECONNREFUSED, a DNS failure, WRONGPASS) says more than the rejection's "Connection is closed".
     let socketError: unknown;
@@ -63,7 +66,7 @@ export class BullmqStepQueue implements StepQueue {
       probe.disconnect();
     }
     // Fails fast while Redis is away (no offline queue): an admission then says so instead of hanging.
-    this.queue = new Queue(STEP_QUEUE_NAME, { connection: { ...address.options, enableOfflineQueue: false }, prefix: this.options.prefix });
+    this.queue = new this.bullmq.Queue(STEP_QUEUE_NAME, { connection: { ...address.options, enableOfflineQueue: false }, prefix: this.options.prefix });
     this.queue.on('error', (err) => this.warnOnce('queue', err));
     await this.queue.waitUntilReady();
   }
@@ -86,8 +89,10 @@ export class BullmqStepQueue implements StepQueue {
 
   async consume(runner: QueuedStepRunner): Promise<void> {
     if (this.worker) return;
+    const bullmq = this.bullmq;
+    if (!bullmq) throw unavailable('the step queue is not open (the execution-queue plugin has not started)', this.options.address.shown);
     const { address, prefix, concurrency, leaseMs, logger } = this.options;
-    this.worker = new Worker(STEP_QUEUE_NAME, (job, token) => this.process(runner, job, token), {
+    this.worker = new bullmq.Worker(STEP_QUEUE_NAME, (job, token) => this.process(runner, job, token), {
       // Workers block on Redis and must retry forever while it is away (BullMQ's requirement).
       connection: { ...address.options, maxRetriesPerRequest: null },
       prefix,
@@ -99,7 +104,7 @@ export class BullmqStepQueue implements StepQueue {
     });
     this.worker.on('error', (err) => this.warnOnce('worker', err));
     this.worker.on('failed', (job, err) => {
-      if (job && !(err instanceof DelayedError)) logger.warn('a step job failed', { jobId: job.id, attempts: job.attemptsMade, error: errorMessage(err) });
+      if (job && !(err instanceof bullmq.DelayedError)) logger.warn('a step job failed', { jobId: job.id, attempts: job.attemptsMade, error: errorMessage(err) });
     });
     void this.worker.run().catch((err: unknown) => logger.error('the step worker stopped', { error: errorMessage(err) }));
     await this.worker.waitUntilReady();
@@ -130,7 +135,7 @@ export class BullmqStepQueue implements StepQueue {
     const outcome = await runner(step);
     if (outcome.kind === 'later') {
       await job.moveToDelayed(outcome.at, token);
-      throw new DelayedError();
+      throw new this.bullmq!.DelayedError();
     }
     return outcome.kind;
   }

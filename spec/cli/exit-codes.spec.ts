@@ -257,6 +257,7 @@ describe('hookgate exit codes: every command, text and --json', function () {
     { command: 'serve', situation: 'no agent modules to serve', code: 2, modes: TEXT, args: async () => ['serve'] },
     { command: 'serve token', situation: 'mints a token', code: 0, modes: TEXT, args: async () => ['serve', 'token', 'ops'] },
     { command: 'serve token', situation: 'a name that is not a token name', code: 2, modes: TEXT, args: async () => ['serve', 'token', 'bad name!'] },
+    { command: 'worker', situation: 'a config without execution: queue', code: 2, modes: TEXT, args: async () => ['worker'] },
     // webhook, completion, the program itself
     { command: 'webhook secret', situation: 'prints a secret', code: 0, modes: TEXT, args: async () => ['webhook', 'secret'] },
     { command: 'webhook verify', situation: 'a port that is not a number', code: 2, modes: TEXT, args: async () => ['webhook', 'verify', '--port', 'x'] },

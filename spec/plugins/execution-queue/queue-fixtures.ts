@@ -59,9 +59,13 @@ export default definePlugin({
   register(ctx) {
     ctx.bindValue(ToolSources, {
       id: 'probe',
-      list: () => [{ identifier: 'probe', apiName: 'wait', toolSource: 'probe', description: 'waits ms milliseconds', parameters: { type: 'object', properties: { ms: { type: 'number' } } } }],
+      list: () => [
+        { identifier: 'probe', apiName: 'wait', toolSource: 'probe', description: 'waits ms milliseconds', parameters: { type: 'object', properties: { ms: { type: 'number' } } } },
+        { identifier: 'probe', apiName: 'later', toolSource: 'probe', description: 'answers later (deferred)', parameters: { type: 'object', properties: {} } },
+      ],
       execute: async (call, ctx) => {
         appendFileSync(log, process.pid + ' ' + ctx.operationId + ' ' + ctx.toolCallId + '\\n');
+        if (call.apiName === 'later') return { deferred: true };
         await new Promise((r) => setTimeout(r, Number(call.args.ms ?? 0)));
         return 'waited';
       },
@@ -125,8 +129,8 @@ export interface WorkerProcess {
 }
 
 /** Starts `hookgate worker` in `dir` and resolves once it prints that it takes jobs (rejects if it exits first). */
-export function startWorker(dir: string, env: NodeJS.ProcessEnv = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker'], { cwd: dir, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startWorker(dir: string, env: NodeJS.ProcessEnv = {}, args: readonly string[] = []): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [CLI, 'worker', ...args], { cwd: dir, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));

@@ -103,4 +103,39 @@ describe('execution-queue: hookgate worker processes on one SQLite file and a re
     assert.equal(await survivor.exited, 0, survivor.output().stderr);
     assert.match(survivor.output().stdout, /hookgate worker: SIGTERM[\s\S]*hookgate worker: stopped/);
   });
+
+  it('workers SIGKILLed again and again (three times in a run of 96 operations, each inside a tool call, a fresh worker started after each): every operation ends done, each tool result committed once', async () => {
+    workers.push(await startWorker(dir), await startWorker(dir));
+    api = await apiKernel();
+    const ids: string[] = [];
+    for (let i = 0; i < OPERATIONS * 4; i++) ids.push((await api.execAgent({ agentId: 'writer', prompt: `write both (${i})` })).operationId);
+    let seen = 0;
+    for (let kill = 0; kill < 3; kill++) {
+      // The victim: whichever live worker starts a tool call next (it is inside that call when killed).
+      let victim: WorkerProcess | undefined;
+      await until(async () => {
+        const fresh = (await probeCalls(dir)).slice(seen);
+        victim = workers.find((w) => w.child.exitCode === null && w.child.signalCode === null && fresh.some((c) => c.pid === w.child.pid));
+        return victim !== undefined;
+      }, 60_000, `a worker inside a tool call (kill ${kill + 1})`, 10).catch(async (err: unknown) => {
+        const ops = await Promise.all(ids.map((id) => api!.getOperation(id)));
+        throw new Error(`${String(err)}: ${ops.map((o) => `${o?.status}@${o?.state.stepIndex}`).join(' ')} | ${workers.map((w) => `${w.child.pid}:${w.child.exitCode ?? w.child.signalCode ?? 'live'} ${w.output().stderr.slice(-800)}`).join(' | ')}`);
+      });
+      await killWorker(victim!);
+      assert.ok((await Promise.all(ids.map((id) => api!.getOperation(id)))).some((op) => !TERMINAL_STATUSES.has(op!.status)), `kill ${kill + 1} came before the end of the run`);
+      seen = (await probeCalls(dir)).length;
+      workers.push(await startWorker(dir));
+    }
+    await until(async () => (await Promise.all(ids.map((id) => api!.getOperation(id)))).every((op) => op !== undefined && TERMINAL_STATUSES.has(op.status)), 90_000, 'every operation terminal');
+    await readStore(dir, async (store) => {
+      for (const id of ids) {
+        const op = await store.getOperation(id);
+        assert.equal(op?.status, 'done', `${id} ended ${op?.status} ${op?.error?.message ?? ''}`);
+        const tools = (await store.listMessages(id)).filter((m) => m.role === 'tool');
+        assert.equal(new Set(tools.map((m) => (m as { toolCallId?: string }).toolCallId)).size, 2);
+        assert.equal(tools.length, 2, `${id}: each tool result committed once`);
+        assert.deepEqual((await store.listSteps(id)).map((s) => s.stepIndex), [0, 1, 2, 3, 4]);
+      }
+    });
+  });
 });
