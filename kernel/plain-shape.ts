@@ -1,26 +1,27 @@
 /**
- * Guards for the stores' per-shape copies and serializers (store-memory's
- * step-copies.ts, store-sqlite's step-json.ts): a record of the step loop's
+ * Guards for the stores' per-shape copies and JSON texts (kernel/step-copies.ts,
+ * store-sqlite's step-json.ts): a record of the step loop's
  * usual shape is copied or written field by field, anything else takes the
  * generic path, so both give exactly what a JSON round trip gives.
  */
 
 /**
- * The own enumerable keys of a plain object (its prototype is
- * Object.prototype, which has no `toJSON`), in order; undefined for a class
- * instance, a null prototype or while Object.prototype has a `toJSON`.
- * Synchronous; never throws for an object.
+ * The own enumerable keys of an object JSON would write key by key (it has
+ * no `toJSON`, own or inherited), in order; undefined when it has one.
+ * Synchronous; throws only what a `toJSON` getter throws.
  */
 export function plainKeys(value: object): string[] | undefined {
-  if (Object.getPrototypeOf(value) !== Object.prototype || OBJECT_PROTOTYPE.toJSON !== undefined) return undefined;
+  // A property load, not Object.getPrototypeOf (which showed up as a runtime call in the profile); a class instance or a
+  // null-prototype object without toJSON is written like a plain object by JSON and by jsonCopy alike.
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
   return Object.keys(value);
 }
 
 /**
- * Whether `value` is a plain object (see {@link plainKeys}) whose own
+ * Whether `value` has no `toJSON` (see {@link plainKeys}) and its own
  * enumerable keys are exactly `keys`, in that order. An own `__proto__` key,
- * a missing or extra key, another order, a class instance or a null
- * prototype all answer false, so the caller falls back to the generic copy.
+ * a missing or extra key, another order or a `toJSON` all answer false, so
+ * the caller falls back to the generic copy.
  */
 export function hasExactKeys(value: object, keys: readonly string[]): boolean {
   const own = plainKeys(value);
@@ -34,16 +35,12 @@ export function startsWithKeys(own: readonly string[], keys: readonly string[]):
   return true;
 }
 
-/** Whether `value` is an array JSON would write element by element (no `toJSON` on Array.prototype). */
+/** Whether `value` is an array JSON would write element by element (no `toJSON`, own or inherited). */
 export function isPlainArray(value: unknown): value is unknown[] {
-  return Array.isArray(value) && Object.getPrototypeOf(value) === Array.prototype && ARRAY_PROTOTYPE.toJSON === undefined;
+  return Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
 
 /** A number JSON keeps as it is (NaN and the infinities become null in JSON). */
 export function isFiniteNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
-
-// Read at every call, not once: someone may define Object.prototype.toJSON later, and JSON.stringify would honour it.
-const OBJECT_PROTOTYPE = Object.prototype as { toJSON?: unknown };
-const ARRAY_PROTOTYPE = Array.prototype as { toJSON?: unknown };
