@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
@@ -75,10 +76,20 @@ export function openThreadHooks(deps: RuntimeDeps, op: RunningOperation, codeHoo
   }
 }
 
-/** `state.injectMessage()`: `before_create_message` (a throw rejects, nothing stored), the commit, `after_create_message`. */
-async function injectMessage(op: RunningOperation, message: NewMessage, writes: ThreadHookWrites): Promise<MessageRecord> {
+/**
+ * `state.injectMessage()`: `before_create_message` (a throw rejects, nothing
+ * stored), the commit, `after_create_message`. From a tool-result hook the
+ * message is held instead (tool-call-thread-hooks.ts): stored with the turn's
+ * last tool result, so it never sits between a tool call and its result.
+ */
+async function injectMessage(op: RunningOperation, message: NewMessage, writes: ThreadHookWrites): Promise<NewMessage & { id: string }> {
   const hooks = op.threadHooks!;
   const ready = await hooks.beforeCreateMessage(message, 'injected');
+  if (op.holdingInjections === true) {
+    const held = markWrite({ ...ready, id: ready.id ?? randomUUID() }, 'held');
+    (op.heldInjections ??= []).push(held);
+    return held;
+  }
   const stored = await writes.commitMessage(op, ready);
   await hooks.afterCreateMessage(stored);
   return stored;
@@ -96,6 +107,11 @@ export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperati
   const out: NewMessage[] = [];
   for (const message of messages) {
     const kind = writeKindOf(message);
+    // A held injection went through before_create_message when it was injected.
+    if (kind === 'held') {
+      out.push(message);
+      continue;
+    }
     try {
       out.push(await hooks.beforeCreateMessage(message, kind));
     } catch (err) {
