@@ -42,9 +42,13 @@ function scanWindow(text: string, name: string): string | undefined {
   let i = skipSpace(text, 0);
   if (text[i] !== '{') return undefined;
   i += 1;
-  for (;;) {
+  for (let first = true; ; first = false) {
     i = skipSpace(text, i);
-    if (text[i] === ',') i = skipSpace(text, i + 1);
+    // Members are separated by one comma: none before the first.
+    if (!first) {
+      if (text[i] !== ',') return undefined;
+      i = skipSpace(text, i + 1);
+    }
     if (text[i] !== '"') return undefined;
     const keyEnd = stringEnd(text, i);
     if (keyEnd < 0) return undefined;
