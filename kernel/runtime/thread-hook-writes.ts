@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
+import { invokeToolNow } from './thread-tool-invocation.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { MessageWriteKind, ThreadHookLike } from './thread-hooks-port.js';
 
@@ -70,6 +71,7 @@ export function openThreadHooks(deps: RuntimeDeps, op: RunningOperation, codeHoo
       stepIndex: () => op.record.state.stepIndex,
       injectMessage: (message) => injectMessage(op, message, writes),
       emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
+      invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
     });
   } catch (err) {
     op.threadHooksProblem = err;

@@ -73,6 +73,12 @@ export interface ThreadHookHost {
   injectMessage(message: NewMessage): Promise<Message & { id: string; createdAt?: string }>;
   /** Sends a thread event to connected clients (`ThreadState.emit`). */
   emit(event: string, data: unknown): void;
+  /**
+   * `state.invokeTool()`: runs a tool now through the gate and result control
+   * (thread-tool-invocation.ts), without tool hooks, storing nothing. A denial
+   * resolves as a failed result; a malformed request rejects (THREAD_HOOK_INVALID).
+   */
+  invokeTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
 }
 
 /**

@@ -254,3 +254,69 @@ describe('thread hooks: tool calls of execAgent agents', () => {
     ]);
   });
 });
+
+describe('thread hooks: state.invokeTool goes through the gate', () => {
+  let w: World;
+  beforeEach(async () => {
+    w = await startWorld();
+  });
+  afterEach(async () => {
+    await w.cleanup();
+  });
+
+  it('refuses what the allow-list, the exact name, the schema and the policies refuse; runs an allowed tool without tool hooks and stores nothing for it', async () => {
+    const answers: Array<[string, HookToolResult | string]> = [];
+    let nested: Record<string, unknown> = {};
+    for (let i = 0; i < 100; i++) nested = { nested };
+    const attempts: Array<[string, string, Record<string, unknown>]> = [
+      ['not allowed', 'files__fail', {}],
+      ['case', 'FILES__WRITE', {}],
+      ['unicode look-alike', 'files__wr\u0456te', {}],
+      ['slash form, other case', 'Files/write', {}],
+      ['too deep', 'files__write', nested],
+      ['huge', 'files__write', { content: 'x'.repeat(1_100_000) }],
+      ['denied result', 'files/secret', {}],
+      ['allowed', 'files/write', { path: 'side.txt' }],
+    ];
+    let hookRuns = 0;
+    w.policy.deny = true;
+    const handle = await w.kernel.execAgent({
+      agent: { id: 'invoker', model: scripted([call('write', { path: 'main.txt' }), { text: 'ok' }], { provider: 'recorded' }), tools: ['files/write', 'files/secret'] } as AgentDefinition,
+      prompt: 'go',
+      threadHooks: [
+        defineHook({
+          hook: 'before_store_tool_result',
+          id: 'invoke_others',
+          execute: async (state, _c, r) => {
+            if (hookRuns++ > 0) throw new Error('a tool hook ran for an invoked tool');
+            for (const [label, name, args] of attempts) {
+              try {
+                answers.push([label, await state.invokeTool(name, args)]);
+              } catch (err) {
+                answers.push([label, `rejected ${(err as { code?: string }).code}: ${(err as Error).message.slice(0, 120)}`]);
+              }
+            }
+            return r;
+          },
+        }),
+        defineHook({ hook: 'tool_call_done', id: 'count_done', execute: (_s, c) => void w.timeline.push(`done ${c.function.name}`) }),
+      ],
+    });
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    const by = new Map(answers);
+    assert.deepEqual(by.get('not allowed'), { status: 'error', error: 'Tool "files/fail" is not available to this agent.' });
+    assert.deepEqual(by.get('case'), { status: 'error', error: 'Tool "FILES__WRITE" does not exist.' });
+    assert.deepEqual(by.get('unicode look-alike'), { status: 'error', error: 'Tool "files__wr\u0456te" does not exist.' });
+    assert.deepEqual(by.get('slash form, other case'), { status: 'error', error: 'Tool "Files/write" does not exist.' });
+    assert.match(String((by.get('too deep') as { error?: string }).error), /deeper|depth|nest/i);
+    assert.match(String(by.get('huge')), /^rejected THREAD_HOOK_INVALID: .*more than 1000000/);
+    assert.deepEqual(by.get('denied result'), { status: 'error', error: 'Secrets stay inside.' });
+    assert.deepEqual(by.get('allowed'), { status: 'success', result: 'Wrote side.txt' });
+    // The model's call, the denied secret (its tool ran; result control denied it) and the allowed one ran; nothing refused at the gate did.
+    assert.equal(w.tools.runs, 3);
+    assert.deepEqual(w.timeline.filter((t) => t.startsWith('done ')), ['done files__write']);
+    const stored = (await w.kernel.listMessages(handle.operationId)).map((m) => [m.role, m.content]);
+    assert.deepEqual(stored, [['user', 'go'], ['assistant', ''], ['tool', 'Wrote main.txt'], ['assistant', 'ok']]);
+  });
+});
