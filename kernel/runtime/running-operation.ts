@@ -55,6 +55,8 @@ export interface RunningOperation {
    * only while such hooks run or hold messages; in memory only.
    */
   heldInjections?: NewMessage[];
+  /** Tool calls thread hooks queued (`state.queueTool`), for the commit of the next step that leaves none pending (queued-tool-calls.ts). */
+  queuedTools?: ToolCall[];
   /** Whether tool-result hooks run now (their injections are held). */
   holdingInjections?: boolean;
   /** Why its thread hooks could not be opened here (a selected id this process lacks): the loop fails the operation with it. */

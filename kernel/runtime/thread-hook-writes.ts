@@ -3,6 +3,7 @@ import { HookgateError, errorMessage } from '../errors.js';
 import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
 import { invokeToolNow } from './thread-tool-invocation.js';
+import { queueToolCall } from './queued-tool-calls.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { MessageWriteKind, ThreadHookLike } from './thread-hooks-port.js';
 
@@ -72,6 +73,7 @@ export function openThreadHooks(deps: RuntimeDeps, op: RunningOperation, codeHoo
       injectMessage: (message) => injectMessage(op, message, writes),
       emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
       invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
+      queueTool: (name, args) => queueToolCall(deps, op, name, args),
     });
   } catch (err) {
     op.threadHooksProblem = err;

@@ -79,6 +79,8 @@ export interface ThreadHookHost {
    * resolves as a failed result; a malformed request rejects (THREAD_HOOK_INVALID).
    */
   invokeTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  /** `state.queueTool()`: queues a call to run after the current step (queued-tool-calls.ts); throws for a malformed request or an idle thread. */
+  queueTool(name: string, args: Record<string, unknown>): void;
 }
 
 /**

@@ -57,8 +57,8 @@ export async function createThreadState(host: ThreadHookHost): Promise<ThreadSta
     async updateMessage(): Promise<HookMessage> {
       throw notYet('updateMessage');
     },
-    queueTool(): void {
-      throw notYet('queueTool');
+    queueTool(toolName: string, args: Record<string, unknown>): void {
+      host.queueTool(toolName, args);
     },
     async invokeTool(toolName: string, args: Record<string, unknown>): Promise<HookToolResult> {
       return toHookToolResult(await host.invokeTool(toolName, args));

@@ -13,7 +13,7 @@ import { ModelProviders, ThreadHooks, ToolPolicies, ToolSources } from '../../..
 import type { ToolPolicy, ToolPolicyDecision } from '../../../kernel/tool-policy.js';
 import type { ToolDefinition, ToolSource } from '../../../kernel/tools.js';
 import type { ThreadHooksRuntime } from '../../../plugins/thread-hooks/index.js';
-import { defineHook, type HookToolCall, type HookToolResult } from '../../../threads.js';
+import { defineHook, type HookToolCall, type HookToolResult, type ThreadState } from '../../../threads.js';
 import { RecordingModel, scripted } from '../../helpers/runtime-fixtures.js';
 
 const PARAMS = { type: 'object', properties: { description: { type: 'string' } }, additionalProperties: true };
@@ -318,5 +318,82 @@ describe('thread hooks: state.invokeTool goes through the gate', () => {
     assert.deepEqual(w.timeline.filter((t) => t.startsWith('done ')), ['done files__write']);
     const stored = (await w.kernel.listMessages(handle.operationId)).map((m) => [m.role, m.content]);
     assert.deepEqual(stored, [['user', 'go'], ['assistant', ''], ['tool', 'Wrote main.txt'], ['assistant', 'ok']]);
+  });
+});
+
+describe('thread hooks: state.queueTool runs after the current step, through the gate', () => {
+  let w: World;
+  beforeEach(async () => {
+    w = await startWorld();
+  });
+  afterEach(async () => {
+    await w.cleanup();
+  });
+  const writerOnly = (id: string, turns: unknown[]) => ({ id, model: scripted(turns, { provider: 'recorded' }), tools: ['files/write'] }) as AgentDefinition;
+
+  it('a queued call is stored as a call of its own and gated like a model call (a denied one runs nothing); odd names throw; tool_call_started is only for model calls', async () => {
+    const thrown: string[] = [];
+    let saved: ThreadState | undefined;
+    const handle = await w.kernel.execAgent({
+      agent: writerOnly('queuer', [call('write', { path: 'main' }), { text: 'ok' }]),
+      prompt: 'go',
+      threadHooks: [
+        defineHook({
+          hook: 'tool_call_done',
+          id: 'queue_follow_ups',
+          execute: (state, c) => {
+            saved = state;
+            w.timeline.push(`done ${JSON.parse(c.function.arguments).path ?? c.function.name}`);
+            if (!c.function.arguments.includes('main')) return;
+            state.queueTool('files__write', { path: 'queued' });
+            state.queueTool('files/fail', {});
+            for (const name of ['FILES__WRITE', 'files__wr\u0456te', '']) {
+              try {
+                state.queueTool(name, {});
+              } catch (err) {
+                thrown.push(`${(err as { code?: string }).code}`);
+              }
+            }
+          },
+        }),
+        defineHook({ hook: 'tool_call_started', id: 'started', execute: (_s, c) => void w.timeline.push(`started ${c.function.arguments}`) }),
+      ],
+    });
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    assert.deepEqual(thrown, ['THREAD_HOOK_INVALID', 'THREAD_HOOK_INVALID', 'THREAD_HOOK_INVALID']);
+    const stored = await w.kernel.listMessages(handle.operationId);
+    assert.deepEqual(stored.map((m) => [m.role, m.content, (m.toolCalls ?? []).map((c) => `${c.identifier}/${c.apiName}`).join(',')]), [
+      ['user', 'go', ''],
+      ['assistant', '', 'files/write'],
+      ['tool', 'Wrote main', ''],
+      ['assistant', '', 'files/write,files/fail'],
+      ['tool', 'Wrote queued', ''],
+      ['tool', 'Tool "files/fail" is not available to this agent.', ''],
+      ['assistant', 'ok', ''],
+    ]);
+    assert.equal(w.tools.runs, 2);
+    assert.deepEqual(w.timeline.filter((t) => !t.startsWith('event') && !t.startsWith('tool_finished')), [`started ${JSON.stringify({ path: 'main' })}`, 'done main', 'done queued']);
+    // The model's next turn reads both calls and both results.
+    assert.deepEqual(w.model.requests[1]!.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant', 'tool', 'tool']);
+    // On a thread with no running execution nothing is queued.
+    assert.throws(() => saved!.queueTool('files/write', { path: 'late' }), (err: { code?: string }) => err.code === 'THREAD_HOOK_UNSUPPORTED');
+    assert.equal((await w.kernel.listMessages(handle.operationId)).length, stored.length);
+  });
+
+  it('a queued call whose before_create_message hook throws is not stored and does not run; the run goes on', async () => {
+    const handle = await w.kernel.execAgent({
+      agent: writerOnly('prevented', [call('write', { path: 'main' }), { text: 'ok' }]),
+      prompt: 'go',
+      threadHooks: [
+        defineHook({ hook: 'tool_call_done', id: 'queue', execute: (state, c) => { if (c.function.arguments.includes('main')) state.queueTool('files/write', { path: 'queued' }); } }),
+        defineHook({ hook: 'before_create_message', id: 'no_queued_calls', execute: (_s, m) => { if (String(m.tool_calls ?? '').includes('queued')) throw new Error('no queued calls here'); } }),
+      ],
+    });
+    const final = await handle.completed();
+    assert.equal(final.status, 'done');
+    assert.deepEqual((await w.kernel.listMessages(handle.operationId)).map((m) => [m.role, m.content]), [['user', 'go'], ['assistant', ''], ['tool', 'Wrote main'], ['assistant', 'ok']]);
+    assert.equal(w.tools.runs, 1);
+    assert.ok(w.logs.some((l) => l.msg.startsWith('[Hooks] ✗') && JSON.stringify(l).includes('no queued calls here')));
   });
 });
