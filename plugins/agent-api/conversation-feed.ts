@@ -15,6 +15,8 @@ const COMMITTING_EVENTS = new Set(['step_finished', 'tool_finished', 'approval_r
 
 interface Follower {
   wake: () => void;
+  /** Thread events (`state.emit`, `tool_call_started`, `tool_call_done`) of the followed thread, as they happen. */
+  threadEvent?: (event: string, data: unknown) => void;
 }
 
 /**
@@ -43,6 +45,7 @@ export class ConversationFeed {
     if (this.followers.size > 0 && !this.eventsOff && !this.closing.signal.aborted) {
       this.eventsOff = this.events.on((event) => {
         if (COMMITTING_EVENTS.has(event.type)) this.wakeOperation(event.operationId);
+        else if (event.type === 'thread_event') for (const follower of this.followers.get(event.threadId) ?? []) follower.threadEvent?.(event.event, event.data);
       });
     } else if (this.followers.size === 0 && this.eventsOff) {
       this.eventsOff();
@@ -68,9 +71,15 @@ export class ConversationFeed {
    * resolves `true`, `signal` aborts or the feed closes (after one last
    * read, so a drained runtime's final settlements are handed over).
    * Chunks come in position order, each once. Rejects with the store's errors and the
-   * sink's own.
+   * sink's own. `onThreadEvent` hears the thread's events (document 003) as
+   * this process's runtime emits them: live only, never stored, no position.
    */
-  async follow(threadId: string, after: ConversationChunkPosition, sink: ChunkSink, options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<void> {
+  async follow(
+    threadId: string,
+    after: ConversationChunkPosition,
+    sink: ChunkSink,
+    options: { signal?: AbortSignal; pollMs?: number; onThreadEvent?: (event: string, data: unknown) => void } = {},
+  ): Promise<void> {
     const signal = options.signal ? AbortSignal.any([options.signal, this.closing.signal]) : this.closing.signal;
     const pollMs = options.pollMs ?? DEFAULT_FOLLOW_POLL_MS;
     let cursor = after;
@@ -81,6 +90,7 @@ export class ConversationFeed {
         dirty = true;
         resolveWait?.();
       },
+      ...(options.onThreadEvent !== undefined ? { threadEvent: options.onThreadEvent } : {}),
     };
     const set = this.followers.get(threadId) ?? new Set();
     set.add(follower);
