@@ -107,6 +107,7 @@ export const ERROR_CATALOG = {
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
   THREAD_HOOK_MISSING: { category: 'user', summary: 'an operation selects a thread hook id this process knows no hook for (not in the hooks folder, not given in code), or thread hooks are selected without the thread-hooks plugin' },
+  THREAD_HOOK_TOOL_CANCELLED: { category: 'user', summary: 'the operation was cancelled while a thread hook waited for a tool it invoked (state.invokeTool)' },
   THREAD_HOOK_UNSUPPORTED: { category: 'user', summary: 'a ThreadState method this runtime does not offer yet was called from a thread hook' },
   MESSAGE_HOOK_ERROR: { category: 'user', summary: 'a before_create_message thread hook prevented the message an operation was started with; no turn started (reason message_hook_error)' },
   HOOK_BLOCKED: { category: 'user', summary: 'a prefilter_llm_history thread hook threw an error with block: true; its message was stored as an assistant message and the model was not called (reason hook_blocked)' },

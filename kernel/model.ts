@@ -7,6 +7,12 @@ export interface ToolSpec {
   description: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
+  /**
+   * A short top-level string argument whose value says what the call does
+   * (document 003's `progressArgument`): read from the call's arguments for
+   * the `tool_call_started` event and hooks (tool-call-progress.ts).
+   */
+  progressArgument?: string;
 }
 
 /** One model call: the conversation, the tools offered, and what it is for (a turn or a compaction summary). */

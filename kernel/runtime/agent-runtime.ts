@@ -29,6 +29,7 @@ import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
+import { takeQueuedToolCalls } from './queued-tool-calls.js';
 import { afterCommitMessages, beforeCommitMessages, openThreadHooks, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
@@ -620,6 +621,8 @@ export class AgentRuntime {
     state.stepIndex = stepIndex + 1;
     const draft: StepDraft = { kind, stepIndex, state, commit: { state, messages: [] }, after: {}, usage: ZERO_USAGE };
     if ((await STEP_EXECUTORS[kind](this.services, op, draft)) === 'cancelled') return;
+    // Tool calls thread hooks queued (state.queueTool) join the first commit that leaves no call pending.
+    if (op.queuedTools !== undefined) await takeQueuedToolCalls(this.deps, op, draft);
 
     const { usage, after, commit } = draft;
     state.usage = addUsage(state.usage, usage);

@@ -2,7 +2,7 @@ import type { AgentDefinition } from '../agent-definition.js';
 import type { AgentHook, ToolCallHookContext } from '../hooks/hook-types.js';
 import { buildToolCallHookContext, type ToolRunContext } from '../hooks/tool-call-context.js';
 import type { Message, ToolCall } from '../messages.js';
-import type { MessageRecord, OperationRecord } from '../store.js';
+import type { MessageRecord, NewMessage, OperationRecord } from '../store.js';
 import type { TurnDelivery } from './turn-inbox.js';
 import type { ThreadHookCalls } from './thread-hooks-port.js';
 
@@ -50,6 +50,17 @@ export interface RunningOperation {
   inboxTaken?: TurnDelivery[];
   /** The thread hooks the operation selects (document 003); undefined when none (nothing runs per step). */
   threadHooks?: ThreadHookCalls;
+  /**
+   * Messages tool-result hooks injected (`state.injectMessage`), through
+   * `before_create_message` already, held until the results of their turn's
+   * calls are in the step's commit (tool-call-thread-hooks.ts). Set (to a list)
+   * only while such hooks run or hold messages; in memory only.
+   */
+  heldInjections?: NewMessage[];
+  /** Tool calls thread hooks queued (`state.queueTool`), for the commit of the next step that leaves none pending (queued-tool-calls.ts). */
+  queuedTools?: ToolCall[];
+  /** Whether tool-result hooks run now (their injections are held). */
+  holdingInjections?: boolean;
   /** Why its thread hooks could not be opened here (a selected id this process lacks): the loop fails the operation with it. */
   threadHooksProblem?: unknown;
 }

@@ -5,6 +5,7 @@ import type { RunningOperation } from './running-operation.js';
 import { hookedPrompt, hooksAssemblePrompt } from './thread-hook-prompt.js';
 import { markWrite } from './thread-hook-writes.js';
 import { admitToolCalls, toolEntryFor } from './tool-call-gate.js';
+import { announceToolCalls, toolCallsWatched } from './tool-call-thread-hooks.js';
 import type { Message } from '../messages.js';
 import { sourceJoining, sourceTurnNarration } from './agent-source-lifecycle.js';
 import { confirmTurnDeliveries, takeTurnDeliveries, type TurnDelivery } from './turn-inbox.js';
@@ -48,6 +49,14 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   // Observers see only calls the allow-list lets through: a refused call reaches no hook (the gate's first stage).
   draft.after.toolCalls = toolCalls.filter((c) => callAllowed(op.agent, c) && (c.identifier === SUBAGENT_IDENTIFIER || toolEntryFor(deps, op.agent, c) !== undefined));
   deps.events.emit({ type: 'assistant_message', operationId: op.record.id, stepIndex: draft.stepIndex, text: response.text, toolCalls });
+  if (toolCalls.length > 0 && toolCallsWatched(deps, op)) {
+    // tool_call_started once the response is stored; the first call step waits for it (tool-call-thread-hooks.ts).
+    const before = draft.effects;
+    draft.effects = async () => {
+      if (before) await before();
+      await announceToolCalls(deps, op, toolCalls);
+    };
+  }
   return 'ready';
 };
 

@@ -10,6 +10,7 @@ import { executeToolCall } from './tool-call-execution.js';
 import { startSubAgent } from './step-sub-agent.js';
 import { gateToolCall, toolEntryFor, type GateVerdict } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
+import { toolCallDone, toolCallsWatched } from './tool-call-thread-hooks.js';
 import { deferInStep, publishInStep } from './tool-result-publication.js';
 
 /**
@@ -39,13 +40,15 @@ export const toolCallStep: StepExecutor = async (services, op, draft) => {
   const execution = await executeToolCall(deps, op, call, context, mocked ? { mocked: verdict.result } : { entry: entry! });
   if (execution.kind === 'cancelled') return 'cancelled';
   if (execution.kind === 'deferred') {
-    deferInStep(draft, call.id);
+    deferInStep(draft, call.id, op);
     return 'ready';
   }
   // A tool that delegates (DelegatedToolResult): the call, already through the gate, runs as a sub-agent.
   if (execution.kind === 'delegated') return startSubAgent(services, op, draft, context, call, execution.delegate);
-  const result = await controlResult(deps, op, context, execution.result, mocked);
-  if (result === 'cancelled') return 'cancelled';
+  const controlled = await controlResult(deps, op, context, execution.result, mocked);
+  if (controlled === 'cancelled') return 'cancelled';
+  // Document 003's tool_call_done and result hooks: after result control (which decides first), before the store.
+  const result = toolCallsWatched(deps, op) ? await toolCallDone(deps, op, call, controlled) : controlled;
   publishInStep(deps, op, draft, context, call, result, { mocked, observed: true, durationMs: execution.durationMs, ...(execution.threw !== undefined ? { threw: execution.threw } : {}) });
   return 'ready';
 };

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
+import { invokeToolNow } from './thread-tool-invocation.js';
+import { queueToolCall } from './queued-tool-calls.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { MessageWriteKind, ThreadHookLike } from './thread-hooks-port.js';
 
@@ -69,16 +72,28 @@ export function openThreadHooks(deps: RuntimeDeps, op: RunningOperation, codeHoo
       stepIndex: () => op.record.state.stepIndex,
       injectMessage: (message) => injectMessage(op, message, writes),
       emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
+      invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
+      queueTool: (name, args) => queueToolCall(deps, op, name, args),
     });
   } catch (err) {
     op.threadHooksProblem = err;
   }
 }
 
-/** `state.injectMessage()`: `before_create_message` (a throw rejects, nothing stored), the commit, `after_create_message`. */
-async function injectMessage(op: RunningOperation, message: NewMessage, writes: ThreadHookWrites): Promise<MessageRecord> {
+/**
+ * `state.injectMessage()`: `before_create_message` (a throw rejects, nothing
+ * stored), the commit, `after_create_message`. From a tool-result hook the
+ * message is held instead (tool-call-thread-hooks.ts): stored with the turn's
+ * last tool result, so it never sits between a tool call and its result.
+ */
+async function injectMessage(op: RunningOperation, message: NewMessage, writes: ThreadHookWrites): Promise<NewMessage & { id: string }> {
   const hooks = op.threadHooks!;
   const ready = await hooks.beforeCreateMessage(message, 'injected');
+  if (op.holdingInjections === true) {
+    const held = markWrite({ ...ready, id: ready.id ?? randomUUID() }, 'held');
+    (op.heldInjections ??= []).push(held);
+    return held;
+  }
   const stored = await writes.commitMessage(op, ready);
   await hooks.afterCreateMessage(stored);
   return stored;
@@ -96,6 +111,11 @@ export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperati
   const out: NewMessage[] = [];
   for (const message of messages) {
     const kind = writeKindOf(message);
+    // A held injection went through before_create_message when it was injected.
+    if (kind === 'held') {
+      out.push(message);
+      continue;
+    }
     try {
       const pending = hooks.beforeCreateMessage(message, kind);
       const ready = pending instanceof Promise ? await pending : pending;

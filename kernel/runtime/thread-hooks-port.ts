@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '../agent-definition.js';
 import type { HookBus } from '../hooks/hook-bus.js';
 import type { Logger } from '../logger.js';
-import type { Message } from '../messages.js';
+import type { Message, ToolCall, ToolResult } from '../messages.js';
 import type { MessageRecord, NewMessage, OperationRecord, Store } from '../store.js';
 
 /**
@@ -26,9 +26,12 @@ import type { MessageRecord, NewMessage, OperationRecord, Store } from '../store
  *   the last good value;
  * - `injected`: `state.injectMessage()`: the call rejects with the hook error;
  * - `signal`: the source's narration (resource signals) and other
- *   runtime-made notices: a prevented one is skipped, the run goes on.
+ *   runtime-made notices: a prevented one is skipped, the run goes on;
+ * - `held`: a message a tool-result hook injected, through
+ *   `before_create_message` when it was injected, stored after the turn's
+ *   tool results (its hooks do not run again at the commit).
  */
-export type MessageWriteKind = 'prompt' | 'queued' | 'model_step' | 'tool_result' | 'summary' | 'injected' | 'signal';
+export type MessageWriteKind = 'prompt' | 'queued' | 'model_step' | 'tool_result' | 'summary' | 'injected' | 'signal' | 'held';
 
 /** The writes that continue with the last good value when a `before_*` hook throws. */
 export const CONTINUING_WRITES: ReadonlySet<MessageWriteKind> = new Set<MessageWriteKind>(['model_step', 'tool_result', 'summary']);
@@ -62,10 +65,22 @@ export interface ThreadHookHost {
   messages(): readonly MessageRecord[];
   /** Whether a step of the operation runs now (`ThreadState.execution`). */
   stepIndex(): number;
-  /** Stores a message (after `before_create_message`, `injected` rules), then runs `after_create_message`. */
-  injectMessage(message: NewMessage): Promise<MessageRecord>;
+  /**
+   * Stores a message (after `before_create_message`, `injected` rules), then runs `after_create_message`.
+   * Called from a tool-result hook, the message is held and stored right after the results of its
+   * turn's tool calls (never between a tool call and its result); it resolves with its id then.
+   */
+  injectMessage(message: NewMessage): Promise<Message & { id: string; createdAt?: string }>;
   /** Sends a thread event to connected clients (`ThreadState.emit`). */
   emit(event: string, data: unknown): void;
+  /**
+   * `state.invokeTool()`: runs a tool now through the gate and result control
+   * (thread-tool-invocation.ts), without tool hooks, storing nothing. A denial
+   * resolves as a failed result; a malformed request rejects (THREAD_HOOK_INVALID).
+   */
+  invokeTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  /** `state.queueTool()`: queues a call to run after the current step (queued-tool-calls.ts); throws for a malformed request or an idle thread. */
+  queueTool(name: string, args: Record<string, unknown>): void;
 }
 
 /**
@@ -93,6 +108,21 @@ export interface ThreadHookCalls {
   filterMessages(rows: readonly MessageRecord[]): Promise<MessageRecord[]>;
   /** `prefilter_llm_history`; rejects with an error carrying `block: true` when a hook blocks the request. */
   prefilterLlmHistory(messages: readonly Message[]): Promise<Message[]>;
+  /**
+   * `tool_call_started` for one call of a model response, with its progress
+   * string. Resolves when the hooks finished or the started-wait elapsed
+   * (the hooks are not cancelled then); never rejects (failures are logged).
+   */
+  toolCallStarted(call: ToolCall, progress: string | undefined): Promise<void>;
+  /** `tool_call_done` with the result the call produced (after the gate's result control); never rejects. */
+  toolCallDone(call: ToolCall, result: ToolResult): Promise<void>;
+  /**
+   * `after_tool_call_success` or `after_tool_call_failure` (by `result.success`),
+   * then `before_store_tool_result`: the result to store. A hook changes the
+   * text only (`result` of a success, `error` of a failure), never the status;
+   * a failing or invalid hook is logged and the last good value kept. Never rejects.
+   */
+  toolResult(call: ToolCall, result: ToolResult): Promise<ToolResult>;
   /** Forgets the operation's registrations on the bus (it finished or left this process). */
   close(): void;
 }

@@ -219,9 +219,19 @@ function nameOf(call: ToolCall): string {
   return `${call.identifier}/${call.apiName}`;
 }
 
+/** The results the gate or its result control made for a denial (so no later stage can turn them back into an answer). */
+const gateDenials = new WeakSet<ToolResult>();
+
 /** The result of a denied or control-failed call: costs nothing, runs nothing. */
 export function blockedResult(reason: string, classification: 'hook_denied' | 'hook_control_error' | 'policy_overloaded'): ToolResult {
-  return { content: reason, error: classification, executionTime: 0, state: { type: 'blocked', reason }, success: false };
+  const result: ToolResult = { content: reason, error: classification, executionTime: 0, state: { type: 'blocked', reason }, success: false };
+  gateDenials.add(result);
+  return result;
+}
+
+/** Whether `result` is a denial the gate or result control made ({@link blockedResult}): thread hooks never rewrite it. */
+export function isGateDenial(result: ToolResult): boolean {
+  return gateDenials.has(result);
 }
 
 function denied(reason: string, classification: 'hook_denied' | 'policy_overloaded' = 'hook_denied'): GateVerdict {

@@ -10,6 +10,7 @@ import type { RuntimeDeps } from './runtime-deps.js';
 import type { StepDraft } from './step-executor.js';
 import { toolEntryFor } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
+import { releaseHeldInjections } from './tool-call-thread-hooks.js';
 
 /** How a result came to be: mocked by a hook, seen by hooks at all (a call refused before any hook saw it is not), the tool's error. */
 export interface PublicationFacts {
@@ -31,6 +32,7 @@ export function publishInStep(deps: RuntimeDeps, op: RunningOperation, draft: St
   // Only the tool's own successful answer may end the operation: not a mock, a denial or a tool error.
   if (result.endsOperation === true && result.success && !facts.mocked && facts.threw === undefined) draft.state.endRequested = true;
   draft.commit.messages.push({ role: 'tool', toolCallId: call.id, content: result.content, toolResult: result });
+  if (op.heldInjections !== undefined) releaseHeldInjections(op, draft);
   if (facts.observed) draft.after.toolResults = [{ toolCallId: call.id, identifier: call.identifier, apiName: call.apiName, result }];
   const operationId = op.record.id;
   draft.effects = async () => {
@@ -53,11 +55,12 @@ export function publishInStep(deps: RuntimeDeps, op: RunningOperation, draft: St
 }
 
 /** Writes the empty placeholder of a deferred call into the step's commit; the operation parks once nothing else can run. */
-export function deferInStep(draft: StepDraft, toolCallId: string): void {
+export function deferInStep(draft: StepDraft, toolCallId: string, op?: RunningOperation): void {
   const state = draft.state;
   state.pendingToolCalls = state.pendingToolCalls.slice(1);
   state.deferredToolCallIds = [...(state.deferredToolCallIds ?? []), toolCallId];
   draft.commit.messages.push({ role: 'tool', toolCallId, content: '' });
+  if (op?.heldInjections !== undefined) releaseHeldInjections(op, draft);
   if (state.pendingToolCalls.length === 0 && !state.approval) draft.commit.status = 'waiting_tool';
 }
 

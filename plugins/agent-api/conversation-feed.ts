@@ -18,6 +18,8 @@ interface Follower {
   wake: () => void;
   /** A live-only chunk body for this tail (handed over in arrival order with the reads). */
   live: (body: ConversationStreamChunkBody) => void;
+  /** Thread events (`state.emit`, `tool_call_started`, `tool_call_done`) of the followed thread, as they happen. */
+  threadEvent?: (event: string, data: unknown) => void;
 }
 
 /** The most live-only chunks one tail holds for its sink; more are dropped while it is behind. */
@@ -61,6 +63,8 @@ export class ConversationFeed {
         } else if (event.type === 'text_delta') {
           const { operationId, delta } = event;
           this.liveFor(operationId, (conversationId) => ({ type: 'text-delta', conversationId, messageId: `resp_${operationId}`, delta }));
+        } else if (event.type === 'thread_event') {
+          for (const follower of this.followers.get(event.threadId) ?? []) follower.threadEvent?.(event.event, event.data);
         }
       });
     } else if (this.followers.size === 0 && this.eventsOff) {
@@ -87,9 +91,15 @@ export class ConversationFeed {
    * resolves `true`, `signal` aborts or the feed closes (after one last
    * read, so a drained runtime's final settlements are handed over).
    * Chunks come in position order, each once. Rejects with the store's errors and the
-   * sink's own.
+   * sink's own. `onThreadEvent` hears the thread's events (document 003) as
+   * this process's runtime emits them: live only, never stored, no position.
    */
-  async follow(threadId: string, after: ConversationChunkPosition, sink: ChunkSink, options: { signal?: AbortSignal; pollMs?: number } = {}): Promise<void> {
+  async follow(
+    threadId: string,
+    after: ConversationChunkPosition,
+    sink: ChunkSink,
+    options: { signal?: AbortSignal; pollMs?: number; onThreadEvent?: (event: string, data: unknown) => void } = {},
+  ): Promise<void> {
     const signal = options.signal ? AbortSignal.any([options.signal, this.closing.signal]) : this.closing.signal;
     const pollMs = options.pollMs ?? DEFAULT_FOLLOW_POLL_MS;
     let cursor = after;
@@ -108,6 +118,7 @@ export class ConversationFeed {
         queue.push(body);
         resolveWait?.();
       },
+      ...(options.onThreadEvent !== undefined ? { threadEvent: options.onThreadEvent } : {}),
     };
     const set = this.followers.get(threadId) ?? new Set();
     set.add(follower);

@@ -4,11 +4,13 @@ import type { Message } from '../../kernel/messages.js';
 import { CONTINUING_WRITES, type MessageWriteKind, type ThreadHookCalls, type ThreadHookHost } from '../../kernel/runtime/thread-hooks-port.js';
 import type { MessageRecord, NewMessage } from '../../kernel/store.js';
 import { randomUUID } from 'node:crypto';
+import type { ToolCall, ToolResult } from '../../kernel/messages.js';
+import { frozenToolCall, fromHookToolResult, toHookToolResult } from './hook-tool-result.js';
 import { fromHookMessage, hookRows, llmMessages, messagesOfItems, recordsOfRows, toHookMessage } from './hook-message.js';
 import { keepToolPairs } from './tool-pair-integrity.js';
 import type { SelectedThreadHook } from './thread-hook-selection.js';
 import { createThreadState } from './thread-state.js';
-import type { HookMessage, LLMMessage, ThreadState } from './thread-hook-types.js';
+import type { HookMessage, HookToolResult, LLMMessage, ThreadState } from './thread-hook-types.js';
 import { THREAD_HOOK_LOG_PREFIX, THREAD_HOOK_VOCABULARY, type ThreadHookName } from './thread-hook-vocabulary.js';
 
 /**
@@ -21,6 +23,12 @@ interface CallContext {
   readonly lead: readonly unknown[];
 }
 
+/** The hooks that transform a tool result (checked against the result they were given). */
+const TOOL_RESULT_HOOKS: ReadonlySet<string> = new Set(['before_store_tool_result', 'after_tool_call_success', 'after_tool_call_failure']);
+
+/** How long the runtime waits for one tool call's `tool_call_started` hooks before the stream goes on (document 003). */
+export const TOOL_CALL_STARTED_WAIT_MS = 30_000;
+
 /** What each transform must return when it returns something (else the handler counts as failed, and its rule applies). */
 const RETURN_CHECKS: Partial<Record<ThreadHookName, (value: unknown) => boolean>> = {
   after_system_message: (v) => typeof v === 'string',
@@ -28,9 +36,6 @@ const RETURN_CHECKS: Partial<Record<ThreadHookName, (value: unknown) => boolean>
   prefilter_llm_history: Array.isArray,
   before_create_message: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
   before_update_message: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-  before_store_tool_result: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-  after_tool_call_success: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-  after_tool_call_failure: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
 };
 
 /**
@@ -50,19 +55,27 @@ export class ThreadHookChain implements ThreadHookCalls {
   /** The state once made (calls after the first run without waiting for it). */
   private stateValue: ThreadState | undefined;
 
-  constructor(private readonly host: ThreadHookHost, selected: readonly SelectedThreadHook[]) {
+  constructor(
+    private readonly host: ThreadHookHost,
+    selected: readonly SelectedThreadHook[],
+    /** How long a tool call's `tool_call_started` hooks are waited for (the document's 30 s; shorter in specs). */
+    private readonly startedWaitMs: () => number = () => TOOL_CALL_STARTED_WAIT_MS,
+  ) {
     this.scope = `thread-hooks:${host.record.id}`;
     this.types = new Set(selected.map((s) => s.definition.hook));
     const busHooks: BusHook[] = selected.map(({ definition, context }) => {
       const execute = definition.execute as (...args: unknown[]) => unknown;
       const check = RETURN_CHECKS[definition.hook];
       const kind = THREAD_HOOK_VOCABULARY.hooks[definition.hook].kind;
+      const resultHook = TOOL_RESULT_HOOKS.has(definition.hook);
       const handler =
         kind === 'transform'
           ? (value: unknown, call: CallContext): unknown => {
-              const out = execute(call.state, ...call.lead, value, context);
-              if (check === undefined) return out;
-              return isThenable(out) ? Promise.resolve(out).then((v) => checked(definition.hook, v, check)) : checked(definition.hook, out, check);
+              // A tool-result hook gets its own copy: one that changes it and then throws leaves the last good value as it was.
+              const out = execute(call.state, ...call.lead, resultHook ? { ...(value as HookToolResult) } : value, context);
+              const verify = resultHook ? (v: unknown) => checkedToolResult(definition.hook, value as HookToolResult, v) : check === undefined ? undefined : (v: unknown) => checked(definition.hook, v, check);
+              if (verify === undefined) return out;
+              return isThenable(out) ? Promise.resolve(out).then(verify) : verify(out);
             }
           : (args: readonly unknown[], call: CallContext): unknown => execute(call.state, ...args, context);
       return { id: definition.id, type: definition.hook, handler: handler as BusHook['handler'] };
@@ -144,6 +157,48 @@ export class ThreadHookChain implements ThreadHookCalls {
     return keepToolPairs(out, (drop) => this.host.logger.warn(`${THREAD_HOOK_LOG_PREFIX} prefilter_llm_history left a tool call without its result (or the reverse); the pair was dropped from the request`, { operationId: this.host.record.id, ...drop }));
   }
 
+  async toolCallStarted(call: ToolCall, progress: string | undefined): Promise<void> {
+    if (!this.types.has('tool_call_started')) return;
+    const hooks = Promise.resolve()
+      .then(() => this.observe('tool_call_started', [frozenToolCall(call), progress]))
+      .catch((err: unknown) => this.logFailure('tool_call_started', err));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.startedWaitMs());
+    });
+    try {
+      await Promise.race([hooks, waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async toolCallDone(call: ToolCall, result: ToolResult): Promise<void> {
+    if (!this.types.has('tool_call_done')) return;
+    try {
+      await this.observe('tool_call_done', [frozenToolCall(call), Object.freeze(toHookToolResult(result))]);
+    } catch (err) {
+      this.logFailure('tool_call_done', err);
+    }
+  }
+
+  async toolResult(call: ToolCall, result: ToolResult): Promise<ToolResult> {
+    const first: ThreadHookName = result.success ? 'after_tool_call_success' : 'after_tool_call_failure';
+    const runFirst = this.types.has(first);
+    const runStore = this.types.has('before_store_tool_result');
+    if (!runFirst && !runStore) return result;
+    const lead = [frozenToolCall(call)];
+    let value = toHookToolResult(result);
+    try {
+      if (runFirst) value = await this.transform<HookToolResult>(first, value, lead, 'keep');
+      if (runStore) value = await this.transform<HookToolResult>('before_store_tool_result', value, lead, 'keep');
+    } catch (err) {
+      // The bus keeps going past a failing hook; this is the chain itself failing (its state could not be read).
+      this.logFailure(first, err);
+    }
+    return fromHookToolResult(result, value);
+  }
+
   close(): void {
     this.host.bus.unregister(this.scope, THREAD_HOOK_VOCABULARY.name);
   }
@@ -168,6 +223,21 @@ export class ThreadHookChain implements ThreadHookCalls {
   private logFailure(hook: ThreadHookName, err: unknown): void {
     this.host.logger.error(`${THREAD_HOOK_LOG_PREFIX} ${hook} failed; the value it was given is kept`, { operationId: this.host.record.id, hookType: hook, error: errorMessage(err) });
   }
+}
+
+/** What a tool-result hook returns when it returns something: the same status, its text a string (or left out: kept). */
+function checkedToolResult(hook: string, given: HookToolResult, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalidResult(hook, `returned ${Array.isArray(value) ? 'a list' : typeof value}, not a tool result`);
+  const out = value as Record<string, unknown>;
+  if (out.status !== given.status) throw invalidResult(hook, `changed the status from "${given.status}" to ${JSON.stringify(String(out.status)).slice(0, 40)} (a hook changes the text of a result, never whether it succeeded)`);
+  const field = given.status === 'success' ? 'result' : 'error';
+  if (out[field] !== undefined && typeof out[field] !== 'string') throw invalidResult(hook, `returned a non-string "${field}"`);
+  return value;
+}
+
+function invalidResult(hook: string, what: string): HookgateError {
+  return new HookgateError('THREAD_HOOK_INVALID', `${hook} ${what}; null or undefined keeps the result`, { details: { hook } });
 }
 
 function checked(hook: string, value: unknown, check: (value: unknown) => boolean): unknown {

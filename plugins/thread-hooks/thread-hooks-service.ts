@@ -1,5 +1,5 @@
 import type { ThreadHookCalls, ThreadHookHost, ThreadHookLike, ThreadHooksService } from '../../kernel/runtime/thread-hooks-port.js';
-import { ThreadHookChain } from './thread-hook-chain.js';
+import { TOOL_CALL_STARTED_WAIT_MS, ThreadHookChain } from './thread-hook-chain.js';
 import { mightSelect, selectThreadHooks } from './thread-hook-selection.js';
 import { ThreadHookSet, type SourcedThreadHook } from './thread-hook-set.js';
 import type { ThreadHookDefinition } from './define-hook.js';
@@ -13,6 +13,8 @@ import type { ThreadHookDefinition } from './define-hook.js';
  */
 export class ThreadHooksRuntime implements ThreadHooksService {
   private folder: readonly SourcedThreadHook[] = [];
+  /** How long a tool call's `tool_call_started` hooks are waited for before the run goes on (document 003: 30 s; the hooks are not cancelled). */
+  toolCallStartedWaitMs = TOOL_CALL_STARTED_WAIT_MS;
   private readonly agentHooks = new Map<string, SourcedThreadHook[]>();
 
   /** Replaces the hooks folder's hooks (at start; a validated set). */
@@ -35,6 +37,6 @@ export class ThreadHooksRuntime implements ThreadHooksService {
     const code = host.codeHooks.map((definition) => ({ definition: definition as unknown as ThreadHookDefinition, source: 'code' }));
     const known = new ThreadHookSet([...this.folder, ...own, ...code]);
     const selected = selectThreadHooks({ record: host.record, agent, agentDefinition: host.agentDefinition, known, agentCodeIds: own.map((h) => h.definition.id) });
-    return selected.length === 0 ? undefined : new ThreadHookChain(host, selected);
+    return selected.length === 0 ? undefined : new ThreadHookChain(host, selected, () => this.toolCallStartedWaitMs);
   }
 }

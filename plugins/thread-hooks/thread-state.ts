@@ -1,6 +1,7 @@
 import { HookgateError } from '../../kernel/errors.js';
 import type { ThreadHookHost } from '../../kernel/runtime/thread-hooks-port.js';
 import { toHookMessage } from './hook-message.js';
+import { toHookToolResult } from './hook-tool-result.js';
 import type { ExecutionState, GetMessagesOptions, HookMessage, HookToolResult, InjectMessageInput, MessagesResult, ThreadState } from './thread-hook-types.js';
 
 const INJECT_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant']);
@@ -56,11 +57,11 @@ export async function createThreadState(host: ThreadHookHost): Promise<ThreadSta
     async updateMessage(): Promise<HookMessage> {
       throw notYet('updateMessage');
     },
-    queueTool(): void {
-      throw notYet('queueTool');
+    queueTool(toolName: string, args: Record<string, unknown>): void {
+      host.queueTool(toolName, args);
     },
-    async invokeTool(): Promise<HookToolResult> {
-      throw notYet('invokeTool');
+    async invokeTool(toolName: string, args: Record<string, unknown>): Promise<HookToolResult> {
+      return toHookToolResult(await host.invokeTool(toolName, args));
     },
     emit(event: string, data: unknown): void {
       if (typeof event !== 'string' || event === '') throw new HookgateError('THREAD_HOOK_INVALID', 'emit: the event name must be a non-empty string');

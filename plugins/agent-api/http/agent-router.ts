@@ -39,6 +39,8 @@ const ATTACHMENT_ID = /^(sub_[A-Za-z0-9_-]{1,64})\.(\d{1,4})$/;
  *   the start) as a JSON chunk array, or with `?live=sse` (or
  *   `Accept: text/event-stream`) as Server-Sent Events: history, then live
  *   chunks, heartbeats while idle, resumable from `offset` or `Last-Event-ID`;
+ *   live thread events (`tool_call_started`, `tool_call_done`, a hook's
+ *   `state.emit`) as `thread_event` frames `{ event, data }` without an id;
  *   `HEAD /:id` answers the stream's head offset in `Stream-Next-Offset`;
  * - `POST /:id/abort` aborts the instance's running and queued submissions;
  * - `GET /:id/attachments/:attachmentId` serves an attachment's bytes.
@@ -185,7 +187,12 @@ async function read(ctx: Context, runtime: ActiveRuntime, identity: string, id: 
         await writer.send('data', chunks, offset);
         await writer.send('control', { streamNextOffset: offset, upToDate: true });
       },
-      { signal: writer.signal, ...(tuning.pollMs !== undefined ? { pollMs: tuning.pollMs } : {}) },
+      {
+        signal: writer.signal,
+        ...(tuning.pollMs !== undefined ? { pollMs: tuning.pollMs } : {}),
+        // Thread events (document 003) go out as they happen, without an id: they are not part of the stored stream.
+        onThreadEvent: (event, data) => void writer.send('thread_event', { event, data }).catch(() => undefined),
+      },
     );
   } catch (err) {
     tuning.onUnexpectedError?.(err, ctx);

@@ -1,0 +1,37 @@
+import type { ToolCall, ToolResult } from '../../kernel/messages.js';
+import { hookToolCall } from './hook-message.js';
+import type { HookToolCall, HookToolResult } from './thread-hook-types.js';
+
+/**
+ * A tool call and its result as the tool hooks of document 003 see them, and
+ * back. The runtime's `ToolResult` keeps what the model reads in `content`
+ * (also for errors: `error` there is a classification such as `tool_error`),
+ * so a hook's `result` (success) or `error` (failure) is that text.
+ */
+
+/** The call as hooks see it, frozen: hooks share it and cannot change the call they were told about. */
+export function frozenToolCall(call: ToolCall): HookToolCall {
+  const hooked = hookToolCall(call);
+  Object.freeze(hooked.function);
+  return Object.freeze(hooked);
+}
+
+/** A fresh hook view of a result: `{ status: 'success', result }` or `{ status: 'error', error }`. */
+export function toHookToolResult(result: ToolResult): HookToolResult {
+  return result.success ? { status: 'success', result: result.content } : { status: 'error', error: result.content };
+}
+
+/**
+ * The result to store after the hooks: the original with the hooks' text
+ * (a left-out text keeps the original's). When the text changed, the
+ * original's structured `data` is left out: it could still hold what a hook
+ * took out of the text (a sanitized value), and nothing of the original
+ * reaches the store, the stream or the model past the hook. The status is
+ * the original's (the chain refuses a hook that changes it).
+ */
+export function fromHookToolResult(original: ToolResult, value: HookToolResult): ToolResult {
+  const text = value.status === 'success' ? value.result : value.error;
+  if (text === undefined || text === original.content) return original;
+  const { data: _data, ...rest } = original;
+  return { ...rest, content: text };
+}
