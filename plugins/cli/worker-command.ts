@@ -5,7 +5,7 @@ import { start } from '../agent-api/start.js';
 import { redisAddress } from '../execution-queue/redis-address.js';
 import type { CliSession } from './cli-session.js';
 import { EXIT } from './exit-codes.js';
-import { agentsOf } from './run-agent-module.js';
+import { agentsOf, startDatabaseOf } from './run-agent-module.js';
 
 /**
  * `hookgate worker [modules...]`: queue mode's step runner. Starts a kernel
@@ -27,7 +27,7 @@ export async function workerCommand(session: CliSession, modules: readonly strin
   if (files.length === 0) return session.withKernel((kernel) => work(kernel, config));
   const agents = [];
   for (const file of files) for (const { agent } of await agentsOf(file)) agents.push(agent);
-  const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
+  const db = startDatabaseOf(config);
   const runtime = await start({ agents, config, db });
   try {
     return await work(runtime.kernel, config);
