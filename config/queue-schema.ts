@@ -13,11 +13,18 @@ const wholeNumber = (min: number, max: number, what: string) =>
     v.check((n) => Number.isInteger(n) && n >= min && n <= max, `expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')} (${what})`),
   );
 
-/** The URL forms Redis clients take; a password belongs in `passwordEnv`, never in the file. */
+/**
+ * The URL forms Redis clients take; a password belongs in `passwordEnv`, never in the file. Checks, not regex actions,
+ * with messages not starting "expected ": the loader echoes the value for those, and it may hold a password (every
+ * check runs on a bad value).
+ */
 const redisUrl = v.pipe(
   v.string(),
-  v.regex(/^rediss?:\/\/[^\s]+$/, 'expected a redis:// or rediss:// URL'),
-  v.check((url) => !/^rediss?:\/\/[^/@]*:[^/@]*@/.test(url), 'put the password in an environment variable and name it with queue.redis.passwordEnv, not in the URL'),
+  v.check((url) => /^rediss?:\/\/[^\s]+$/.test(url), 'not a redis:// or rediss:// URL without spaces (the value is not echoed)'),
+  // Up to the last "@", not the first "/": a password may hold "/", "?" or "#" (the URL parser would then fail on it and
+  // its error carries the whole URL).
+  v.check((url) => !/^rediss?:\/\/[^@]*:[^@]*@/.test(url), 'put the password in an environment variable and name it with queue.redis.passwordEnv, not in the URL'),
+  v.check((url) => URL.canParse(url) && new URL(url).password === '', 'not a URL the parser reads: redis:// or rediss://, a host, an optional :port and /database (the value is not echoed)'),
 );
 
 /**

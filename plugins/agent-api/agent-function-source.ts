@@ -20,7 +20,7 @@ import { ThreadStateBuffer } from './thread-state-buffer.js';
 import { RESOURCE_KINDS, type ResourceKind } from './resource-kinds.js';
 import { compactionMarkOf, narrateResources, narrationText } from './resource-narration.js';
 import { baselineFor, composedInstructions, frameworkTools, isFrameworkCall, isSubagentRef, runFrameworkTool, type ResolvedSubagent, type ResourceBaseline } from './agent-resources.js';
-import { subagentResolver } from './subagent-resolution.js';
+import { harnessLevelsAbove, subagentResolver } from './subagent-resolution.js';
 import type { OperationRecord } from '../../kernel/store.js';
 import type { ToolDefinition } from '../../kernel/tools.js';
 import { closeHarness, type HarnessHost } from './harness.js';
@@ -70,6 +70,8 @@ interface OperationSession {
   readonly ref: string;
   /** A delegated child's subagent: its render is a subagent render of this definition. */
   readonly subagent: ResolvedSubagent | undefined;
+  /** Harness conversations above this operation: delegation levels its ref does not show (the depth cap counts them). */
+  readonly harnessLevels: number;
   /** The sandboxes `useSandbox` factories made for this operation, and the latest render's environment. */
   readonly environments: SubmissionEnvironments;
   environment: AgentEnvironment | undefined;
@@ -125,6 +127,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       model: session?.view?.model as ModelBlock | undefined,
       instructions: session?.render?.instructions,
       ref: identity,
+      harnessLevels: session?.harnessLevels ?? 0,
       ...(key !== undefined ? { key } : {}),
       // Delegation through task resolves against the live set: the operation's latest render.
       render: () => sessions.get(operationId)?.render,
@@ -142,7 +145,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
     async execute(call, ctx) {
       const session = sessions.get(ctx.operationId);
       // activate_skill and task resolve their plain string argument against the latest render's live set.
-      if (session?.render !== undefined && call.identifier === AGENT_TOOL_IDENTIFIER && isFrameworkCall(session.render, call.apiName)) return runFrameworkTool(session.render, session.ref, call.apiName, call.args);
+      if (session?.render !== undefined && call.identifier === AGENT_TOOL_IDENTIFIER && isFrameworkCall(session.render, call.apiName)) return runFrameworkTool(session.render, session.ref, call.apiName, call.args, session.harnessLevels);
       const tool = session?.render?.tools.find((t) => (t.remote === undefined ? call.identifier === AGENT_TOOL_IDENTIFIER && t.name === call.apiName : t.remote.identifier === call.identifier && t.remote.apiName === call.apiName));
       if (tool === undefined) throw new Error(`tool "${call.apiName}" is not mounted by the latest render of agent "${ctx.agentId}"`);
       // Another tool is marked started before it runs: a resumed call finds the mark and is settled as interrupted,
@@ -173,6 +176,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
   async function openSession(operationId: string, threadId: string, record: OperationRecord, ref: string): Promise<OperationSession> {
     // A delegated child renders its subagent: no instance, no submission, no state of its own.
     const subagent = isSubagentRef(ref) ? await resolveSubagent(ref, record.parentOperationId) : undefined;
+    const harnessLevels = subagent !== undefined ? await harnessLevelsAbove(store, record.parentOperationId) : 0;
     const thread = subagent === undefined ? await store.getThread(threadId) : undefined;
     const submissionId = subagent === undefined ? (record.context as Record<string, string> | undefined)?.[SUBMISSION_CONTEXT_KEY] : undefined;
     const submission = submissionId !== undefined ? await store.getSubmission(submissionId) : undefined;
@@ -192,6 +196,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       entries: new Map(),
       ref,
       subagent,
+      harnessLevels,
       environments: new SubmissionEnvironments(() => harnesses?.defaultSandbox()),
       environment: undefined,
     };

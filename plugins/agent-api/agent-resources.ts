@@ -83,11 +83,11 @@ export function runFrameworkTool(rendered: RenderedAgent, ref: string, apiName: 
   }
   const subagent = rendered.subagents.find((s) => s.name === args.agent);
   if (subagent === undefined) return subagentMiss(args.agent, rendered.subagents.map((s) => s.name));
-  // A harness conversation counts as one level of delegation (document 001): `harnessLevels` is 1 for a task called in one.
+  // A harness conversation counts as one level of delegation (document 001): `harnessLevels` counts the one a task is called in and those above the agent's operation.
   const depth = delegationDepth(ref) + harnessLevels;
   if (depth >= MAX_DELEGATION_DEPTH) {
     throw new Error(
-      `Maximum delegation depth (${MAX_DELEGATION_DEPTH}) exceeded: ${harnessLevels > 0 ? `this harness conversation of agent "${ref}"` : `agent "${ref}"`} is ${depth} delegations deep and may not delegate "${subagent.name}". Do the work here, or restructure the agents to delegate less deeply.`,
+      `Maximum delegation depth (${MAX_DELEGATION_DEPTH}) exceeded: agent "${ref}"${harnessLevels > 0 ? ` (counting ${harnessLevels} harness conversation${harnessLevels > 1 ? 's' : ''})` : ''} is ${depth} delegations deep and may not delegate "${subagent.name}". Do the work here, or restructure the agents to delegate less deeply.`,
     );
   }
   return { delegate: { agentSource: AGENT_FUNCTION_SOURCE_ID, agentId: subagentRef(ref, subagent.name), prompt: typeof args.prompt === 'string' ? args.prompt : '' } };

@@ -13,5 +13,5 @@ export function delegationOf(scope: HarnessScope, tools: readonly { readonly nam
   if (rendered === undefined || rendered.subagents.length === 0) return undefined;
   const at = tools.findIndex((t) => t.name === TASK_TOOL);
   if (at >= 0) throw new HarnessOptionsError(`harness.prompt(): tools[${at}] is named "${TASK_TOOL}", the delegation tool of an agent that declares subagents; rename it`, { field: `tools[${at}]` });
-  return Object.freeze({ ref: scope.ref ?? scope.identity, roster: rendered.resources.subagents, rendered, live: () => scope.render?.() });
+  return Object.freeze({ ref: scope.ref ?? scope.identity, levels: 1 + (scope.harnessLevels ?? 0), roster: rendered.resources.subagents, rendered, live: () => scope.render?.() });
 }

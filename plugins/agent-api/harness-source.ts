@@ -37,6 +37,8 @@ export interface HarnessCall {
 export interface HarnessDelegation {
   /** The agent id of the operation the harness belongs to (a root identity or a subagent's `<ref>.<name>`). */
   readonly ref: string;
+  /** Delegation levels its ref does not show: this conversation (1) and the harness conversations above its agent's operation. */
+  readonly levels: number;
   /** The subagents the `task` tool lists (frozen for the prompt's operation). */
   readonly roster: readonly ResourceEntry[];
   /** The agent's latest render, which calls resolve against (undefined once its operation settled: the roster's render then). */
@@ -76,7 +78,7 @@ export class HarnessSource implements AgentSource {
       if (call.identifier === AGENT_TOOL_IDENTIFIER && call.apiName === TASK_TOOL && running.delegation !== undefined) {
         // Through the gate already (this is the tool's execution): a child operation of this prompt's, resolved against the live set.
         const { delegation } = running;
-        return runFrameworkTool(delegation.live() ?? delegation.rendered, delegation.ref, TASK_TOOL, call.args, 1);
+        return runFrameworkTool(delegation.live() ?? delegation.rendered, delegation.ref, TASK_TOOL, call.args, delegation.levels);
       }
       const tool = running.tools.find((t) => t.name === call.apiName);
       if (call.identifier !== AGENT_TOOL_IDENTIFIER || tool === undefined) throw new Error(`tool "${call.identifier}/${call.apiName}" is not offered by this harness prompt`);

@@ -97,6 +97,8 @@ export interface HarnessScope {
   readonly render?: () => RenderedAgent | undefined;
   /** The agent id of the calling operation (what delegated children are named after: `<ref>.<subagent>`); default `identity`. */
   readonly ref?: string;
+  /** Harness conversations above the calling operation (delegation levels its ref does not show); default 0. */
+  readonly harnessLevels?: number;
   /** The agent's environment as of now (a live getter: `useSandbox` may swap it at a turn boundary); absent: the runtime's default sandbox. */
   readonly sandbox?: () => Sandbox | undefined;
 }

@@ -13,8 +13,11 @@ import { createAgentDirectory } from './agent-identity.js';
 import type { SubmissionCoordinator } from './submission-coordinator.js';
 import { ConversationFeed } from './conversation-feed.js';
 
-/** Where a runtime keeps its instances and submissions: in memory (default: gone at exit) or a SQLite file. */
-export type StartDatabase = 'memory' | { sqlite: string };
+/**
+ * Where a runtime keeps its instances and submissions: in memory (default: gone at exit), a SQLite file, or
+ * `'config'`: the store the config names as it is (`store.driver`, e.g. postgres, with its settings).
+ */
+export type StartDatabase = 'memory' | { sqlite: string } | 'config';
 
 /** What `start()` takes. */
 export interface StartOptions {
@@ -118,8 +121,9 @@ function baseConfig(options: StartOptions): HookgateConfig {
 function withDatabase(config: HookgateConfig, db: StartDatabase): HookgateConfig {
   const runtime = { leaseMs: config.runtime?.leaseMs ?? DEFAULT_LEASE_MS, ...config.runtime, takeOver: 'off' as const };
   if (db === 'memory') return { ...config, runtime, store: { ...config.store, driver: 'memory' } };
+  if (db === 'config') return { ...config, runtime };
   if (typeof db !== 'object' || db === null || typeof db.sqlite !== 'string' || db.sqlite === '') {
-    throw new InvalidRequestError("start({ db }) must be 'memory' or { sqlite: '<file path>' }", { field: 'db' });
+    throw new InvalidRequestError("start({ db }) must be 'memory', 'config' or { sqlite: '<file path>' }", { field: 'db' });
   }
   const file = db.sqlite === ':memory:' ? ':memory:' : path.resolve(db.sqlite);
   return { ...config, runtime, store: { ...config.store, driver: 'sqlite', sqlite: { ...config.store.sqlite, path: file } } };

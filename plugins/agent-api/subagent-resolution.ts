@@ -65,7 +65,33 @@ export function subagentResolver(deps: SubagentResolutionDeps): (ref: string, pa
   return resolve;
 }
 
-/** Whether `op` is a harness prompt's operation (harness.ts puts its key in the context). */
+/**
+ * Whether `op` is a harness prompt's operation: harness.ts puts the harness's
+ * agent id under its key in the context, and a delegated child inherits its
+ * parent's context, so only an operation of that agent id is the prompt's.
+ */
 function isHarnessOperation(op: OperationRecord): boolean {
-  return op.parentOperationId !== undefined && op.context?.[HARNESS_CONTEXT_KEY] !== undefined;
+  return op.parentOperationId !== undefined && op.context?.[HARNESS_CONTEXT_KEY] === op.agentId;
+}
+
+/** The longest chain of delegating operations walked (far past the depth cap: a loop in corrupted records ends here). */
+const MAX_ANCESTORS = 64;
+
+/**
+ * How many harness conversations lie above a delegated child whose parent is
+ * `parentOperationId`: each counts as one delegation level (document 001)
+ * that the child's agent id (`<ref>.<name>`) does not show, so the depth cap
+ * adds them to the id's depth. Reads the operations up the chain from the
+ * store (once per child session). Asynchronous; a missing record ends the walk.
+ */
+export async function harnessLevelsAbove(store: Store, parentOperationId: string | undefined): Promise<number> {
+  let levels = 0;
+  let id = parentOperationId;
+  for (let hops = 0; id !== undefined && hops < MAX_ANCESTORS; hops++) {
+    const op = await store.getOperation(id);
+    if (op === undefined) break;
+    if (isHarnessOperation(op)) levels++;
+    id = op.parentOperationId;
+  }
+  return levels;
 }

@@ -6,7 +6,8 @@ import type { Agent } from '../agent-api/agent.js';
 import { AgentRunError } from '../agent-api/agent-errors.js';
 import { resolveAgentIdentity } from '../agent-api/agent-identity.js';
 import { init } from '../agent-api/init.js';
-import { start } from '../agent-api/start.js';
+import { start, type StartDatabase } from '../agent-api/start.js';
+import type { HookgateConfig } from '../../config/defaults.js';
 import type { CliSession } from './cli-session.js';
 import { EXIT } from './exit-codes.js';
 import { reportParked } from './operation-tree.js';
@@ -43,7 +44,7 @@ export async function runAgentModule(session: CliSession, file: string, message:
   if (message === undefined || message.trim() === '') throw usage(`hookgate run ${file}: give the message to send, e.g. hookgate run ${file} "hello"`);
   const initialData = options.initialData === undefined ? undefined : parseJson(options.initialData);
   const config = session.config();
-  const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
+  const db = startDatabaseOf(config);
   const runtime = await start({ agents: agents.map((a) => a.agent), config, db });
   const close = session.showTimeline(runtime.kernel, options.json);
   try {
@@ -117,4 +118,14 @@ function parseJson(text: string): unknown {
 
 function usage(message: string): HookgateError {
   return new HookgateError('AGENT_INVALID', message);
+}
+
+/**
+ * The `start()` store of a command that runs agent modules on the config's
+ * store: its SQLite file, the config's store as it is for a networked one
+ * (PostgreSQL), memory for memory. Synchronous.
+ */
+export function startDatabaseOf(config: HookgateConfig): StartDatabase {
+  if (config.store.driver === 'sqlite') return { sqlite: config.store.sqlite.path };
+  return config.store.driver === 'memory' ? 'memory' : 'config';
 }

@@ -6,7 +6,7 @@ import { hashApiToken, mintApiToken } from '../http/api-tokens.js';
 import { startAgentServer } from '../http/agent-server.js';
 import type { CliSession } from './cli-session.js';
 import { EXIT } from './exit-codes.js';
-import { agentsOf } from './run-agent-module.js';
+import { agentsOf, startDatabaseOf } from './run-agent-module.js';
 
 /** What `hookgate serve` takes on its command line (each overrides the config's `serve` section). */
 export interface ServeCommandOptions {
@@ -33,7 +33,7 @@ export async function serveCommand(session: CliSession, modules: readonly string
   for (const file of files) {
     for (const { agent } of await agentsOf(file)) agents.push({ identity: resolveAgentIdentity(agent, undefined), agent });
   }
-  const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
+  const db = startDatabaseOf(config);
   const runtime = await start({ agents: agents.map((a) => a.agent), config, db });
   let server;
   try {

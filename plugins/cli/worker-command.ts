@@ -6,7 +6,7 @@ import { start } from '../agent-api/start.js';
 import { redisAddress } from '../execution-queue/redis-address.js';
 import type { CliSession } from './cli-session.js';
 import { EXIT } from './exit-codes.js';
-import { agentsOf } from './run-agent-module.js';
+import { agentsOf, startDatabaseOf } from './run-agent-module.js';
 
 /** Agent files (YAML) among the worker's arguments, as opposed to agent modules. */
 const AGENT_FILE = /\.ya?ml$/i;
@@ -37,7 +37,7 @@ export async function workerCommand(session: CliSession, modules: readonly strin
   if (files.length === 0) return session.withKernel((kernel) => (define(kernel), work(kernel, config)));
   const agents = [];
   for (const file of files) for (const { agent } of await agentsOf(file)) agents.push(agent);
-  const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
+  const db = startDatabaseOf(config);
   const runtime = await start({ agents, config, db });
   try {
     define(runtime.kernel);

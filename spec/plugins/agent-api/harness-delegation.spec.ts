@@ -128,6 +128,6 @@ describe('agent-api: task delegation inside harness conversations', function () 
     const rendered = renderAgent(Deep as Agent, { kind: 'subagent' });
     // Three delegations deep: the agent itself may still delegate (depth 3 < 4), its harness conversation may not (3 + 1).
     assert.deepEqual(runFrameworkTool(rendered, 'A.b.c.d', 'task', { agent: 'researcher', prompt: 'p' }), { delegate: { agentSource: 'agent-functions', agentId: 'A.b.c.d.researcher', prompt: 'p' } });
-    assert.throws(() => runFrameworkTool(rendered, 'A.b.c.d', 'task', { agent: 'researcher', prompt: 'p' }, 1), /Maximum delegation depth \(4\) exceeded: this harness conversation of agent "A\.b\.c\.d" is 4 delegations deep/);
+    assert.throws(() => runFrameworkTool(rendered, 'A.b.c.d', 'task', { agent: 'researcher', prompt: 'p' }, 1), /Maximum delegation depth \(4\) exceeded: agent "A\.b\.c\.d" \(counting 1 harness conversation\) is 4 delegations deep/);
   });
 });
