@@ -29,7 +29,7 @@ import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
-import { afterCommitMessages, beforeCommitMessages, openThreadHooks, type ThreadHookWrites } from './thread-hook-writes.js';
+import { afterCommitMessages, beforeCommitMessages, openThreadHooks, threadHookHost, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
 export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
@@ -79,7 +79,11 @@ export class AgentRuntime {
       const op = this.running.get(id);
       return op?.loopActive === true || op?.finishing === true;
     });
-    this.services = { deps, startOperation: (options) => this.start(options) };
+    this.services = {
+      deps,
+      startOperation: (options) => this.start(options),
+      threadHookHost: async (operationId) => threadHookHost(this.deps, await this.get(operationId), [], this.hookWrites),
+    };
   }
 
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
