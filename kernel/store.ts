@@ -104,6 +104,16 @@ export interface MessageRecord extends Message {
   createdAt: string;
 }
 
+/**
+ * What `updateMessage` may change on a stored message (document 003's
+ * `ThreadState.updateMessage`): its content. Everything else is fixed once
+ * written: id, role, thread, operation and position place the message, and a
+ * tool call's or result's ids bind approvals and results.
+ */
+export interface MessageUpdate {
+  content?: string;
+}
+
 /** A committed step: its kind, timing, usage and summary. */
 export interface StepRecord {
   operationId: string;
@@ -325,6 +335,17 @@ export interface Store extends SubmissionStore, ToolStepStore {
    * with the thread.
    */
   listThreadOperations(threadId: string, options?: { last?: number }): Promise<OperationRecord[]>;
+  /**
+   * Applies `update` to the message `messageId` of thread `threadId` in one
+   * transaction and resolves to the message as stored afterwards; an empty
+   * update writes nothing and resolves to the message. MESSAGE_UPDATE_INVALID
+   * (nothing written) for a field other than those of {@link MessageUpdate}
+   * or a value of the wrong type; STORE_NOT_FOUND when the thread has no such
+   * message (an unknown id, or another thread's message); STORE_CONFLICT when
+   * the message was compacted (a summary replaced it). The operation's state
+   * version does not change (a message update is not a step).
+   */
+  updateMessage(threadId: string, messageId: string, update: MessageUpdate): Promise<MessageRecord>;
   /** The operation's own messages in order; compacted ones only when asked. */
   listMessages(operationId: string, options?: { includeCompacted?: boolean }): Promise<MessageRecord[]>;
   listSteps(operationId: string): Promise<StepRecord[]>;

@@ -30,7 +30,7 @@ import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
 import { takeQueuedToolCalls } from './queued-tool-calls.js';
-import { afterCommitMessages, beforeCommitMessages, openThreadHooks, type ThreadHookWrites } from './thread-hook-writes.js';
+import { afterCommitMessages, beforeCommitMessages, openThreadHooks, threadHookHost, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
 export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
@@ -80,7 +80,11 @@ export class AgentRuntime {
       const op = this.running.get(id);
       return op?.loopActive === true || op?.finishing === true;
     });
-    this.services = { deps, startOperation: (options) => this.start(options) };
+    this.services = {
+      deps,
+      startOperation: (options) => this.start(options),
+      threadHookHost: async (operationId) => threadHookHost(this.deps, await this.get(operationId), [], this.hookWrites),
+    };
   }
 
   /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */

@@ -1,3 +1,4 @@
+import type { ThreadHookHost } from './thread-hooks-port.js';
 import type { HookEventMap, StepKind } from '../hooks/hook-types.js';
 import type { Usage } from '../messages.js';
 import type { OperationState, StepCommit } from '../store.js';
@@ -29,6 +30,8 @@ export interface StepDraft {
 export interface StepServices {
   readonly deps: RuntimeDeps;
   startOperation(options: ExecAgentOptions): Promise<string>;
+  /** The thread hook host of an operation (a sub-agent's, for its parent's `after_subagent_created`): the one this process runs, else loaded. */
+  threadHookHost(operationId: string): Promise<ThreadHookHost>;
 }
 
 /** An executor's answer: the draft is ready to commit, or the operation was aborted meanwhile (nothing is committed). */

@@ -61,6 +61,7 @@ export async function startSubAgent(
       parentOperationId: op.record.id,
       context: { ...op.record.context, [PARENT_TOOL_CALL_KEY]: call.id },
     });
+    if (op.threadHooks?.has('after_subagent_created')) await afterSubagentCreated(services, op, subOperationId);
     await dispatchHook(deps, op, 'afterCallAgent', { ...base, subOperationId, success: true, threadId: `thread_${subOperationId}` });
     deferInStep(draft, call.id);
     return 'ready';
@@ -72,6 +73,20 @@ export async function startSubAgent(
   await dispatchHook(deps, op, 'afterCallAgent', { ...base, subOperationId: '', success: false });
   await dispatchHook(deps, op, 'onCallAgentError', { ...base, error: errorMessage(failure) });
   return answerNow(services, op, draft, context, call, { content: `Error: ${errorMessage(failure)}`, success: false, error: 'agent_error' }, false);
+}
+
+/**
+ * Document 003's `after_subagent_created` on the parent's thread, right after
+ * the child's thread was created with its operation. A failure (a hook's is
+ * logged by the chain; here, loading the child) is logged and changes
+ * nothing: the child runs and the call waits for it as without the hook.
+ */
+async function afterSubagentCreated(services: StepServices, op: RunningOperation, childOperationId: string): Promise<void> {
+  try {
+    await op.threadHooks!.afterSubagentCreated(await services.threadHookHost(childOperationId));
+  } catch (err) {
+    services.deps.logger.error('[Hooks] ✗ after_subagent_created could not run', { operationId: op.record.id, childOperationId, error: errorMessage(err) });
+  }
 }
 
 /** An answer given now (a mock, or a sub-agent that could not start) passes result control like any result. */

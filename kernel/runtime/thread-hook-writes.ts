@@ -5,7 +5,7 @@ import type { RunningOperation } from './running-operation.js';
 import { invokeToolNow } from './thread-tool-invocation.js';
 import { queueToolCall } from './queued-tool-calls.js';
 import type { RuntimeDeps } from './runtime-deps.js';
-import type { MessageWriteKind, ThreadHookLike } from './thread-hooks-port.js';
+import type { MessageWriteKind, ThreadHookHost, ThreadHookLike } from './thread-hooks-port.js';
 
 /**
  * Where the step loop meets document 003's thread hooks: opening an
@@ -57,27 +57,60 @@ export function openThreadHooks(deps: RuntimeDeps, op: RunningOperation, codeHoo
     return;
   }
   try {
-    op.threadHooks = service.open({
-      // A getter: an operation's hooks open on the record to be, before it is stored (agent-runtime start).
-      get record() {
-        return op.record;
-      },
-      agent: () => op.agent,
-      agentDefinition: (id) => (deps.agents.has(id) ? deps.agents.get(id) : undefined),
-      codeHooks,
-      bus: deps.dispatcher.bus,
-      store: deps.store,
-      logger: deps.logger,
-      messages: () => op.messages,
-      stepIndex: () => op.record.state.stepIndex,
-      injectMessage: (message) => injectMessage(op, message, writes),
-      emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
-      invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
-      queueTool: (name, args) => queueToolCall(deps, op, name, args),
-    });
+    op.threadHooks = service.open(threadHookHost(deps, op, codeHooks, writes));
   } catch (err) {
     op.threadHooksProblem = err;
   }
+}
+
+/**
+ * The runtime's side of one operation's `ThreadState`, as `openThreadHooks`
+ * gives it to the service, and as a parent's `after_subagent_created` gets
+ * its child's. Makes nothing per step: every member reads the operation when
+ * called.
+ */
+export function threadHookHost(deps: RuntimeDeps, op: RunningOperation, codeHooks: readonly ThreadHookLike[], writes: ThreadHookWrites): ThreadHookHost {
+  return {
+    // A getter: an operation's hooks open on the record to be, before it is stored (agent-runtime start).
+    get record() {
+      return op.record;
+    },
+    agent: () => op.agent,
+    agentDefinition: (id) => (deps.agents.has(id) ? deps.agents.get(id) : undefined),
+    codeHooks,
+    bus: deps.dispatcher.bus,
+    store: deps.store,
+    logger: deps.logger,
+    messages: () => op.messages,
+    stepIndex: () => op.record.state.stepIndex,
+    injectMessage: (message) => injectMessage(op, message, writes),
+    emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
+    updateMessage: (messageId, updates) => updateMessage(deps, op, messageId, updates),
+    invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
+    queueTool: (name, args) => queueToolCall(deps, op, name, args),
+  };
+}
+
+/**
+ * `state.updateMessage()`: `before_update_message` (a throw rejects with the
+ * hook's error, nothing stored), the store's update (it refuses fields that
+ * cannot change, another thread's message and a compacted one), the running
+ * conversation brought up to date (the next model request sends the new
+ * content), then `after_update_message` (failures logged by the chain, the
+ * update stays). An operation without hooks (a child's state) writes directly.
+ */
+async function updateMessage(deps: RuntimeDeps, op: RunningOperation, messageId: string, updates: Record<string, unknown>): Promise<MessageRecord> {
+  const hooks = op.threadHooks;
+  const ready = hooks !== undefined && hooks.has('before_update_message') ? await hooks.beforeUpdateMessage(messageId, updates) : updates;
+  const stored = await deps.store.updateMessage(op.record.threadId, messageId, ready);
+  const index = op.messages.findIndex((m) => m.id === messageId);
+  if (index >= 0) {
+    op.messages[index] = { ...op.messages[index]!, content: stored.content };
+    // The incremental model prompt holds the old content: rebuilt on the next turn.
+    op.prompt = undefined;
+  }
+  if (hooks !== undefined && hooks.has('after_update_message')) await hooks.afterUpdateMessage(stored);
+  return stored;
 }
 
 /**

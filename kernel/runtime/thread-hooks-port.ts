@@ -81,6 +81,12 @@ export interface ThreadHookHost {
   invokeTool(name: string, args: Record<string, unknown>): Promise<ToolResult>;
   /** `state.queueTool()`: queues a call to run after the current step (queued-tool-calls.ts); throws for a malformed request or an idle thread. */
   queueTool(name: string, args: Record<string, unknown>): void;
+  /**
+   * Updates a stored message of the thread (`ThreadState.updateMessage`):
+   * `before_update_message` (a throw rejects, nothing stored), the store's
+   * update, then `after_update_message` (failures logged, the update stays).
+   */
+  updateMessage(messageId: string, updates: Record<string, unknown>): Promise<MessageRecord>;
 }
 
 /**
@@ -100,6 +106,16 @@ export interface ThreadHookCalls {
   beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): NewMessage | Promise<NewMessage>;
   /** `after_create_message`: failures are logged; the stored message stays. */
   afterCreateMessage(message: MessageRecord): void | Promise<void>;
+  /**
+   * `before_update_message` for one update: resolves to the fields to write.
+   * Rejects with the hook's error (the remaining hooks of the type do not
+   * run); every update path refuses the write then.
+   */
+  beforeUpdateMessage(messageId: string, updates: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** `after_update_message` with the message as stored: failures are logged; the update stays. */
+  afterUpdateMessage(message: MessageRecord): Promise<void>;
+  /** `after_subagent_created` on this (the parent's) thread, `child` being the child thread's hook host. */
+  afterSubagentCreated(child: ThreadHookHost): Promise<void>;
   /** `after_thread_created`, before the operation's first step. */
   afterThreadCreated(): Promise<void>;
   /** `after_system_message`: the rendered system message, possibly replaced. */

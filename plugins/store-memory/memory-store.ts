@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { HookgateError } from '../../kernel/errors.js';
 import { jsonCopy as copy } from '../../kernel/json-copy.js';
 import { newMessageRecord } from '../../kernel/message-record.js';
+import { checkMessageUpdate } from '../../kernel/message-update.js';
 import { copyOperationState, copyStepSummary, copyUsage } from '../../kernel/step-copies.js';
 import { deepFreeze, isDeepFrozen } from '../../kernel/agent-definition.js';
 import { leaseWindow } from '../../kernel/lease-window.js';
@@ -28,6 +29,7 @@ import type {
   LeaseClaim,
   LeaseRequest,
   MessageRecord,
+  MessageUpdate,
   NewMessage,
   NewOperation,
   OperationFilter,
@@ -243,6 +245,19 @@ export class MemoryStore implements Store {
     const from = options.fromPosition ?? -Infinity;
     const all = this.threads.get(threadId)?.messages ?? [];
     return copy(all.filter((m) => m.position >= from && (options.includeCompacted || m.compactedInto === undefined)));
+  }
+
+  /** One synchronous check-and-write: nothing can interleave, so it is atomic. The record is shared with the operation's list. */
+  async updateMessage(threadId: string, messageId: string, update: MessageUpdate): Promise<MessageRecord> {
+    this.assertOpen();
+    const checked = checkMessageUpdate(messageId, update);
+    const message = this.threads.get(threadId)?.messages.find((m) => m.id === messageId);
+    if (!message) throw new HookgateError('STORE_NOT_FOUND', `Thread ${threadId} has no message ${messageId}`, { details: { threadId, messageId } });
+    if (message.compactedInto !== undefined) {
+      throw new HookgateError('STORE_CONFLICT', `Message ${messageId} was compacted into ${message.compactedInto}; a compacted message cannot be updated`, { details: { threadId, messageId } });
+    }
+    if (checked.content !== undefined) message.content = checked.content;
+    return copy(message);
   }
 
   async listThreadOperations(threadId: string, options: { last?: number } = {}): Promise<OperationRecord[]> {

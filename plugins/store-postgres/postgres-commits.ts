@@ -6,7 +6,9 @@ import { newMessageRecord } from '../../kernel/message-record.js';
 import { defaultThreadId, UNFINISHED_STATUSES } from '../../kernel/store.js';
 import type { MessageRecord, NewMessage, NewOperation, NewThread, OperationRecord, StepCommit, ToolResult } from '../../kernel/store.js';
 import { isUniqueViolation } from './postgres-connection.js';
-import { toJson } from './postgres-rows.js';
+import { checkMessageUpdate } from '../../kernel/message-update.js';
+import type { MessageUpdate } from '../../kernel/store.js';
+import { MESSAGE_COLUMNS, toJson, toMessageRecord, type MessageRow } from './postgres-rows.js';
 
 /*
  * The write paths of store-postgres that SQLite runs as one IMMEDIATE
@@ -22,6 +24,8 @@ import { toJson } from './postgres-rows.js';
  *   thread row before the busy check, so two starts on one thread serialize.
  * - publishToolResult: SELECT ... FOR UPDATE of the operation row, then the
  *   conditional fill of the placeholder (exactly one publisher fills it).
+ * - updateMessage: SELECT ... FOR UPDATE OF the message row alone, then its
+ *   UPDATE; it holds no other lock, so it cannot join a deadlock cycle.
  * Locks are always taken operation row first, then thread row, or the
  * thread row alone, so these paths cannot deadlock one another.
  */
@@ -201,4 +205,28 @@ export async function saveHooksTx(client: PoolClient, operationId: string, hooks
   if (rows.length === 0) throw notFound(operationId);
   await client.query('DELETE FROM hook_registrations WHERE operation_seq = $1', [rows[0]!.seq]);
   await client.query('INSERT INTO hook_registrations (operation_seq, position, hook) SELECT $1, p - 1, h FROM unnest($2::text[]) WITH ORDINALITY AS x(h, p)', [rows[0]!.seq, texts]);
+}
+
+/**
+ * updateMessage's transaction: the update checked before any query, the
+ * message row locked, its thread and compaction checked, its content
+ * rewritten (as JSON text, like every stored content). Throws as the Store
+ * contract says; a throw rolls the transaction back.
+ */
+export async function updateMessageTx(client: PoolClient, threadId: string, messageId: string, update: MessageUpdate): Promise<MessageRecord> {
+  const checked = checkMessageUpdate(messageId, update);
+  const { rows } = await client.query<MessageRow & { seq: string; thread_id: string }>(
+    `SELECT ${MESSAGE_COLUMNS}, m.seq, t.id AS thread_id FROM messages m JOIN operations o ON o.seq = m.operation_seq JOIN threads t ON t.seq = m.thread_seq
+     WHERE m.id = $1 FOR UPDATE OF m`,
+    [messageId],
+  );
+  const row = rows[0];
+  if (row === undefined || row.thread_id !== threadId) throw new HookgateError('STORE_NOT_FOUND', `Thread ${threadId} has no message ${messageId}`, { details: { threadId, messageId } });
+  if (row.compacted_into !== null) {
+    throw new HookgateError('STORE_CONFLICT', `Message ${messageId} was compacted into ${row.compacted_into}; a compacted message cannot be updated`, { details: { threadId, messageId } });
+  }
+  if (checked.content === undefined) return toMessageRecord(row);
+  const content = JSON.stringify(checked.content);
+  await client.query('UPDATE messages SET content = $1 WHERE seq = $2', [content, row.seq]);
+  return toMessageRecord({ ...row, content });
 }

@@ -8,6 +8,7 @@ import type {
   LeaseClaim,
   LeaseRequest,
   MessageRecord,
+  MessageUpdate,
   NewMessage,
   NewOperation,
   NewThread,
@@ -23,7 +24,7 @@ import type {
 } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
-import { createOperationTx, insertThread, publishToolResultTx, saveHooksTx } from './postgres-commits.js';
+import { createOperationTx, insertThread, publishToolResultTx, saveHooksTx, updateMessageTx } from './postgres-commits.js';
 import { isUniqueViolation, PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrateSchema, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
 import { commitStep } from './postgres-step-commit.js';
@@ -132,6 +133,10 @@ export class PostgresStore implements Store {
 
   async listThreadMessages(threadId: string, options: { fromPosition?: number; includeCompacted?: boolean } = {}): Promise<MessageRecord[]> {
     return reads.listThreadMessages(await this.open(), threadId, options);
+  }
+
+  async updateMessage(threadId: string, messageId: string, update: MessageUpdate): Promise<MessageRecord> {
+    return (await this.open()).transaction((c) => updateMessageTx(c, threadId, messageId, update));
   }
 
   async listThreadOperations(threadId: string, options: { last?: number } = {}): Promise<OperationRecord[]> {

@@ -10,6 +10,7 @@ import type {
   LeaseClaim,
   LeaseRequest,
   MessageRecord,
+  MessageUpdate,
   NewMessage,
   NewOperation,
   OperationFilter,
@@ -27,6 +28,7 @@ import { defaultThreadId } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import { SqliteSubmissions } from './sqlite-submissions.js';
 import { SqliteToolSteps } from './sqlite-tool-steps.js';
+import { SqliteMessageUpdate } from './sqlite-message-update.js';
 import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
 import type { PruneCounts, PruneOptions, RetentionPolicy } from '../../kernel/retention.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
@@ -287,6 +289,8 @@ export class SqliteStore implements Store {
   private submissions?: SqliteSubmissions;
   /** Durable tool steps (sqlite-tool-steps.ts), on this connection. */
   private toolSteps?: SqliteToolSteps;
+  /** Message updates (sqlite-message-update.ts), on this connection. */
+  private messageUpdate?: SqliteMessageUpdate;
 
   private checkpointer?: BackgroundCheckpointer;
   private readonly backgroundCheckpoints: boolean;
@@ -313,6 +317,7 @@ export class SqliteStore implements Store {
       this.statements = undefined;
       this.submissions = undefined;
       this.toolSteps = undefined;
+      this.messageUpdate = undefined;
       this.ids = undefined;
       db.close();
       throw translateSqliteError(err, this.path);
@@ -335,6 +340,7 @@ export class SqliteStore implements Store {
       insert: (thread, now) => this.insertThread(s, thread, now),
     });
     this.toolSteps = new SqliteToolSteps(db);
+    this.messageUpdate = new SqliteMessageUpdate(db, ids, { columns: MESSAGE_COLUMNS, from: MESSAGE_FROM });
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
       const agent = this.agentTexts.of(op.agent);
@@ -677,6 +683,10 @@ export class SqliteStore implements Store {
       const from = options.fromPosition ?? Number.MIN_SAFE_INTEGER;
       return (options.includeCompacted ? s.listAllThreadMessages : s.listThreadMessages).all(threadId, from).map((row) => toMessageRecord(row, this.ids!));
     });
+  }
+
+  async updateMessage(threadId: string, messageId: string, update: MessageUpdate): Promise<MessageRecord> {
+    return this.guard(() => this.committed(this.messageUpdate!.update(threadId, messageId, update)));
   }
 
   async listThreadOperations(threadId: string, options: { last?: number } = {}): Promise<OperationRecord[]> {

@@ -118,6 +118,26 @@ export class ThreadHookChain implements ThreadHookCalls {
     if (this.types.has('after_create_message')) return this.observe('after_create_message', [toHookMessage(message, message.id)]);
   }
 
+  // Message updates (ThreadState.updateMessage, document 003's before/after_update_message).
+
+  async beforeUpdateMessage(messageId: string, updates: Record<string, unknown>): Promise<Record<string, unknown>> {
+    // A copy: hooks may change the object they get (the document's examples do), never the caller's.
+    const fields = { ...updates };
+    if (!this.types.has('before_update_message')) return fields;
+    return this.transform<Record<string, unknown>>('before_update_message', fields, [messageId], 'propagate');
+  }
+
+  async afterUpdateMessage(message: MessageRecord): Promise<void> {
+    if (this.types.has('after_update_message')) await this.observe('after_update_message', [toHookMessage(message, message.id)]);
+  }
+
+  /** The child's state is made for this call (it reads the child's thread record); the child's own hooks keep theirs. */
+  async afterSubagentCreated(child: ThreadHookHost): Promise<void> {
+    if (!this.types.has('after_subagent_created')) return;
+    const childState = await createThreadState(child);
+    await this.observe('after_subagent_created', [childState]);
+  }
+
   async afterThreadCreated(): Promise<void> {
     if (this.types.has('after_thread_created')) await this.observe('after_thread_created', []);
   }

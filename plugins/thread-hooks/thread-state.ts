@@ -54,8 +54,13 @@ export async function createThreadState(host: ThreadHookHost): Promise<ThreadSta
       const stored = await host.injectMessage({ role: input.role, content: input.content });
       return toHookMessage(stored, stored.id);
     },
-    async updateMessage(): Promise<HookMessage> {
-      throw notYet('updateMessage');
+    async updateMessage(messageId: string, updates: Record<string, unknown>): Promise<HookMessage> {
+      if (typeof messageId !== 'string' || messageId === '') throw new HookgateError('THREAD_HOOK_INVALID', 'updateMessage: the message id must be a non-empty string');
+      if (typeof updates !== 'object' || updates === null || Array.isArray(updates)) {
+        throw new HookgateError('THREAD_HOOK_INVALID', `updateMessage("${messageId}"): expected an object of the fields to change, e.g. { content: "..." }`);
+      }
+      const stored = await host.updateMessage(messageId, updates);
+      return toHookMessage(stored, stored.id);
     },
     queueTool(toolName: string, args: Record<string, unknown>): void {
       host.queueTool(toolName, args);

@@ -1,0 +1,58 @@
+import type Database from 'better-sqlite3';
+import { HookgateError } from '../../kernel/errors.js';
+import { checkMessageUpdate } from '../../kernel/message-update.js';
+import type { MessageRecord, MessageUpdate } from '../../kernel/store.js';
+import type { MessageIds } from './message-ids.js';
+import { toMessageRecord, type MessageRow } from './rows.js';
+
+/** How the store selects message rows: its column list and its operations-to-log join (aliases `o` and `l`). */
+export interface MessageSql {
+  readonly columns: string;
+  readonly from: string;
+}
+
+/**
+ * `Store.updateMessage` for store-sqlite: one IMMEDIATE transaction that finds
+ * the message by id (a generated id names its log key, a supplied one is
+ * looked up on its index), checks that it belongs to the thread and is not
+ * compacted, and rewrites its content in place. The log's keys and seqs do
+ * not move, so the store's cached log tail stays true. Synchronous under the
+ * store's guard; throws as the contract says, with nothing written.
+ */
+export class SqliteMessageUpdate {
+  private readonly byKey: Database.Statement<[number], MessageRow & { thread_id: string }>;
+  private readonly byGivenId: Database.Statement<[string], MessageRow & { thread_id: string }>;
+  private readonly setContent: Database.Statement<[string, number]>;
+  private readonly tx: Database.Transaction<(threadId: string, messageId: string, update: MessageUpdate) => MessageRecord>;
+
+  constructor(db: Database.Database, private readonly ids: MessageIds, sql: MessageSql) {
+    const select = `SELECT ${sql.columns}, t.id AS thread_id FROM ${sql.from} JOIN threads t ON t.seq = o.thread_seq WHERE l.entry = 'message'`;
+    // A generated id names the message at its key only when that message has no supplied id (as message-ids.ts says).
+    this.byKey = db.prepare(`${select} AND l.key = ? AND l.message_id IS NULL`);
+    this.byGivenId = db.prepare(`${select} AND l.message_id = ?`);
+    this.setContent = db.prepare("UPDATE operation_log SET content = ? WHERE key = ? AND entry = 'message'");
+    this.tx = db.transaction((threadId: string, messageId: string, update: MessageUpdate) => {
+      const row = this.find(messageId);
+      if (row === undefined || row.thread_id !== threadId) {
+        throw new HookgateError('STORE_NOT_FOUND', `Thread ${threadId} has no message ${messageId}`, { details: { threadId, messageId } });
+      }
+      if (row.compacted_into !== null) {
+        throw new HookgateError('STORE_CONFLICT', `Message ${messageId} was compacted into ${row.compacted_into}; a compacted message cannot be updated`, { details: { threadId, messageId } });
+      }
+      if (update.content === undefined) return toMessageRecord(row, this.ids);
+      this.setContent.run(update.content, row.key);
+      return toMessageRecord({ ...row, content: update.content }, this.ids);
+    });
+  }
+
+  /** Checks the update, then runs the transaction. */
+  update(threadId: string, messageId: string, update: MessageUpdate): MessageRecord {
+    const checked = checkMessageUpdate(messageId, update);
+    return this.tx.immediate(threadId, messageId, checked);
+  }
+
+  private find(messageId: string): (MessageRow & { thread_id: string }) | undefined {
+    const key = this.ids.keyOf(messageId);
+    return key !== undefined ? this.byKey.get(key) : this.byGivenId.get(messageId);
+  }
+}
