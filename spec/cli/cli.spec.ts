@@ -54,7 +54,7 @@ describe('hookgate CLI', function () {
   });
 
   it('exits 2 on an invalid HOOKGATE_* variable, naming it', async () => {
-    const r = await hookgate(dir, ['plugins'], { HOOKGATE_STORE__DRIVER: 'postgres' });
+    const r = await hookgate(dir, ['plugins'], { HOOKGATE_STORE__DRIVER: 'Not A Driver' });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /HOOKGATE_STORE__DRIVER: store\.driver: /);
   });
