@@ -4,6 +4,7 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { CLI, ROOT, cliEnv } from '../../helpers/cli-process.js';
+import { TEST_POSTGRES, dropSchema, requirePostgres, uniqueSchema } from '../../helpers/postgres-fixtures.js';
 
 /** The Redis this machine kind runs (issue 16). */
 export const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -27,6 +28,34 @@ export async function dropPrefix(prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** The stores every queue spec runs against: one SQLite file shared by processes, and PostgreSQL (issue 16, item 6: config only). */
+export const QUEUE_STORES = ['sqlite', 'postgres'] as const;
+export type QueueStoreKind = (typeof QUEUE_STORES)[number];
+
+/**
+ * For a describe block on `kind`: with PostgreSQL, fails the block when the
+ * server is down and gives each test its own schema; `configLines()` returns
+ * the config lines that put every process of the test on it (none for SQLite:
+ * the default file under .hookgate). Call `drop()` at the end of the spec's
+ * own afterEach, after its processes are gone.
+ */
+export function useQueueStore(kind: QueueStoreKind): { configLines(): string; drop(): Promise<void> } {
+  let schema: string | undefined;
+  if (kind === 'postgres') before(requirePostgres);
+  return {
+    configLines() {
+      if (kind === 'sqlite') return '';
+      schema = uniqueSchema('queue');
+      const { host, port, database, user } = TEST_POSTGRES;
+      return `store:\n  driver: postgres\n  postgres: { host: "${host}", port: ${port}, database: ${database}, user: ${user}, schema: ${schema}, poolSize: 4 }\n`;
+    },
+    async drop() {
+      if (schema !== undefined) await dropSchema(schema);
+      schema = undefined;
+    },
+  };
 }
 
 /** Writes hookgate.config.yaml for queue mode in `dir`: the SQLite file under .hookgate, a short lease, the prefix. */

@@ -4,7 +4,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLI, ROOT, cliEnv, readStore } from '../../helpers/cli-process.js';
-import { dropPrefix, killWorker, startWorker, uniquePrefix, until, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
+import { dropPrefix, killWorker, startWorker, uniquePrefix, until, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
 
 const TRIAGE = path.join(ROOT, 'dist', 'examples', 'agent-api', 'triage-agent.js');
 
@@ -24,7 +24,8 @@ function startServe(cwd: string): Promise<{ child: ChildProcess; url: string }> 
 }
 
 /** Issue 16 items 2 and 6: the API process (`hookgate serve`) only admits; the agent function runs in a worker that loaded the same module. */
-describe('execution-queue: hookgate serve admits, hookgate worker runs the agent function', function () {
+for (const kind of QUEUE_STORES) describe(`execution-queue: hookgate serve admits, hookgate worker runs the agent function (${kind})`, function () {
+  const store = useQueueStore(kind);
   this.timeout(90_000);
   let dir: string;
   let prefix: string;
@@ -34,7 +35,7 @@ describe('execution-queue: hookgate serve admits, hookgate worker runs the agent
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-serve-')));
     prefix = uniquePrefix();
-    await writeQueueConfig(dir, prefix);
+    await writeQueueConfig(dir, prefix, store.configLines());
   });
   afterEach(async () => {
     if (worker) await killWorker(worker);
@@ -46,6 +47,7 @@ describe('execution-queue: hookgate serve admits, hookgate worker runs the agent
       await gone;
     }
     await dropPrefix(prefix);
+    await store.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
