@@ -13,14 +13,19 @@ import { createAgentDirectory } from './agent-identity.js';
 import type { SubmissionCoordinator } from './submission-coordinator.js';
 import { ConversationFeed } from './conversation-feed.js';
 
-/** Where a runtime keeps its instances and submissions: in memory (default: gone at exit) or a SQLite file. */
-export type StartDatabase = 'memory' | { sqlite: string };
+/**
+ * Where a runtime keeps its instances and submissions: in memory (default:
+ * gone at exit), a SQLite file, or `'config'`: the store the config names
+ * (`store.driver` and its settings, e.g. PostgreSQL), as `hookgate serve`
+ * and `hookgate worker` use it.
+ */
+export type StartDatabase = 'memory' | 'config' | { sqlite: string };
 
 /** What `start()` takes. */
 export interface StartOptions {
   /** The agents this runtime serves (required, non-empty): functions, or `{ agent, name }` to give an identity. */
   agents: readonly StartAgentEntry[];
-  /** Persistence: `'memory'` (default) or `{ sqlite: path }` (relative paths from the current folder), which survives restarts. */
+  /** Persistence: `'memory'` (default), `{ sqlite: path }` (relative paths from the current folder), which survives restarts, or `'config'` (the config's `store`). */
   db?: StartDatabase;
   /** The runtime environment (provider credentials, `HOOKGATE_*` settings); default `process.env`. */
   env?: Record<string, string | undefined>;
@@ -118,8 +123,9 @@ function baseConfig(options: StartOptions): HookgateConfig {
 function withDatabase(config: HookgateConfig, db: StartDatabase): HookgateConfig {
   const runtime = { leaseMs: config.runtime?.leaseMs ?? DEFAULT_LEASE_MS, ...config.runtime, takeOver: 'off' as const };
   if (db === 'memory') return { ...config, runtime, store: { ...config.store, driver: 'memory' } };
+  if (db === 'config') return { ...config, runtime };
   if (typeof db !== 'object' || db === null || typeof db.sqlite !== 'string' || db.sqlite === '') {
-    throw new InvalidRequestError("start({ db }) must be 'memory' or { sqlite: '<file path>' }", { field: 'db' });
+    throw new InvalidRequestError("start({ db }) must be 'memory', 'config' or { sqlite: '<file path>' }", { field: 'db' });
   }
   const file = db.sqlite === ':memory:' ? ':memory:' : path.resolve(db.sqlite);
   return { ...config, runtime, store: { ...config.store, driver: 'sqlite', sqlite: { ...config.store.sqlite, path: file } } };

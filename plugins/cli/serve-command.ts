@@ -33,8 +33,7 @@ export async function serveCommand(session: CliSession, modules: readonly string
   for (const file of files) {
     for (const { agent } of await agentsOf(file)) agents.push({ identity: resolveAgentIdentity(agent, undefined), agent });
   }
-  const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
-  const runtime = await start({ agents: agents.map((a) => a.agent), config, db });
+  const runtime = await start({ agents: agents.map((a) => a.agent), config, db: 'config' });
   let server;
   try {
     server = await startAgentServer({

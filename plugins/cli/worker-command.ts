@@ -37,8 +37,7 @@ export async function workerCommand(session: CliSession, modules: readonly strin
   if (files.length === 0) return session.withKernel((kernel) => (define(kernel), work(kernel, config)));
   const agents = [];
   for (const file of files) for (const { agent } of await agentsOf(file)) agents.push(agent);
-  const db = config.store.driver === 'sqlite' ? { sqlite: config.store.sqlite.path } : ('memory' as const);
-  const runtime = await start({ agents, config, db });
+  const runtime = await start({ agents, config, db: 'config' });
   try {
     define(runtime.kernel);
     return await work(runtime.kernel, config);
