@@ -71,7 +71,7 @@ for (const kind of QUEUE_STORES) describe(`execution-queue: hookgate serve admit
       chunks = (await (await fetch(`${started.url}/agents/Triage/issue-42`)).json()) as typeof chunks;
       return chunks.some((c) => c.type === 'submission-settled');
     }, 60_000, 'the submission to settle');
-    assert.ok(chunks.some((c) => c.type === 'tool-output'), 'the agent\'s tool ran');
+    assert.ok(chunks.some((c) => c.type === 'tool-output'), `the agent's tool ran: ${JSON.stringify(chunks.filter((c) => c.type.startsWith('tool')))}`);
     assert.match(chunks.filter((c) => c.type === 'message-delta').map((c) => c.delta).join(''), /Labelled it a bug/);
     const ops = await readStore(dir, (s) => s.listOperations({}));
     assert.equal(ops.length, 1);
