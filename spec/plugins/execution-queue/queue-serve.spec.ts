@@ -1,27 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, cliEnv, readStore } from '../../helpers/cli-process.js';
-import { dropPrefix, killWorker, startWorker, uniquePrefix, until, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
-
-const TRIAGE = path.join(ROOT, 'dist', 'examples', 'agent-api', 'triage-agent.js');
-
-/** `hookgate serve` in queue mode: its URL once it listens. */
-function startServe(cwd: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', TRIAGE, '--port', '0'], { cwd, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const match = /hookgate serve listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve({ child, url: match[1]! });
-    });
-    child.on('close', (code) => reject(new Error(`hookgate serve exited (${code}) before listening: ${out}`)));
-  });
-}
+import { readStore } from '../../helpers/cli-process.js';
+import { dropPrefix, killWorker, startServe, startWorker, TRIAGE, uniquePrefix, until, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
 
 /** Issue 16 items 2 and 6: the API process (`hookgate serve`) only admits; the agent function runs in a worker that loaded the same module. */
 for (const kind of QUEUE_STORES) describe(`execution-queue: hookgate serve admits, hookgate worker runs the agent function (${kind})`, function () {
