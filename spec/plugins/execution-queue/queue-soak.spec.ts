@@ -15,7 +15,7 @@ import {
 
 /** Messages sent over HTTP to `hookgate serve` (the Triage agent function: one tool call each). */
 const MESSAGES = 100;
-/** Operations admitted by a library process whose one tool call waits for an approval the spec gives. */
+/** Operations admitted by a library process whose one tool call (a 3 s wait, as on I/O) waits for an approval the spec gives. */
 const APPROVALS = 100;
 /** Worker SIGKILLs during the run (a fresh worker started after each). */
 const KILLS = 4;
@@ -24,7 +24,7 @@ const CAREFUL_AGENT = `id: careful
 model:
   provider: scripted
   turns:
-    - toolCalls: [ { identifier: probe, apiName: wait, args: { ms: 150 } } ]
+    - toolCalls: [ { identifier: probe, apiName: wait, args: { ms: 3000 } } ]
     - text: approved and waited
 tools: [probe/*]
 approval: { tools: [probe/wait] }
@@ -84,18 +84,7 @@ describe('execution-queue soak: hookgate serve and two workers on PostgreSQL, SI
     loadAgentFile(path.join(dir, 'careful.yaml'), api.agents);
 
     const submissions: string[] = [];
-    for (let i = 0; i < MESSAGES; i++) {
-      const sent = await fetch(`${started.url}/agents/Triage/issue-${i}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ kind: 'user', body: `Login fails (${i}).`, initialData: { title: `Issue ${i}` } }),
-      });
-      assert.equal(sent.status, 202, await sent.text());
-      submissions.push(((await sent.json()) as { submissionId: string }).submissionId);
-    }
     const careful: string[] = [];
-    for (let i = 0; i < APPROVALS; i++) careful.push((await api.execAgent({ agentId: 'careful', prompt: `wait once approved (${i})` })).operationId);
-
     // The approver: approves each parked operation once an approve call went through (one refused during the Redis outage is retried).
     const approved = new Set<string>();
     let approving = true;
@@ -111,19 +100,46 @@ describe('execution-queue soak: hookgate serve and two workers on PostgreSQL, SI
 
     const allOperations = () => readStore(dir, (s) => s.listOperations({ limit: 10_000 }));
     const unfinished = async () => (await allOperations()).filter((op) => !TERMINAL_STATUSES.has(op.status)).length;
+    /** Status counts, for failure messages: `careful done: 50, Triage running: 3`. */
+    const tally = async () => {
+      const counts = new Map<string, number>();
+      for (const op of await allOperations()) {
+        const key = `${op.agentId} ${op.status}${op.error ? ` (${op.error.message})` : ''}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      return [...counts].map(([k, n]) => `${k}: ${n}`).join(', ');
+    };
+
+    // The run comes in KILLS waves (the machine finishes a wave in seconds); a worker is SIGKILLed inside each wave, Redis restarted after the first kill.
     let kills = 0;
     let restarted = false;
-    while (kills < KILLS) {
-      // The victim: a live worker inside a probe call (or any live one once the probe calls are over).
-      await new Promise((r) => setTimeout(r, 1500));
-      assert.ok((await unfinished()) > 0, `kill ${kills + 1} came before the end of the run`);
-      const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
-      const calls = await probeCalls(dir);
-      const victim = live.find((w) => calls.at(-1)?.pid === w.child.pid) ?? live[kills % live.length]!;
-      await killWorker(victim);
+    for (let wave = 0; wave < KILLS; wave++) {
+      for (let i = wave * (MESSAGES / KILLS); i < (wave + 1) * (MESSAGES / KILLS); i++) {
+        const sent = await fetch(`${started.url}/agents/Triage/issue-${i}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ kind: 'user', body: `Login fails (${i}).`, initialData: { title: `Issue ${i}` } }),
+        });
+        const body = await sent.text();
+        assert.equal(sent.status, 202, body);
+        submissions.push((JSON.parse(body) as { submissionId: string }).submissionId);
+      }
+      const firstOfWave = careful.length;
+      for (let i = 0; i < APPROVALS / KILLS; i++) careful.push((await api.execAgent({ agentId: 'careful', prompt: `wait once approved (${careful.length})` })).operationId);
+      // The victim: the live worker that last started a probe call of this wave (inside that 3 s call when killed), else the oldest live one.
+      const ofWave = new Set(careful.slice(firstOfWave));
+      const live = () => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+      let victim: WorkerProcess | undefined;
+      await until(async () => {
+        const calls = (await probeCalls(dir)).filter((c) => ofWave.has(c.operationId));
+        victim = live().find((w) => w.child.pid === calls.at(-1)?.pid);
+        return victim !== undefined;
+      }, 3_000, 'a worker inside a tool call', 20).catch(() => (victim = live()[0]));
+      assert.ok((await unfinished()) > 0, `kill ${kills + 1} came before the end of the run: ${await tally()}; probe calls ${(await probeCalls(dir)).length}; ${JSON.stringify(await readStore(dir, (st) => st.listMessages(careful[0]!)))}`);
+      await killWorker(victim!);
       kills += 1;
       workers.push(await startOne());
-      if (!restarted && kills === 2) {
+      if (!restarted) {
         await stopRedis(redis);
         await new Promise((r) => setTimeout(r, 1000));
         redis = await redisServer(port, path.join(dir, 'redis'));
@@ -139,6 +155,9 @@ describe('execution-queue soak: hookgate serve and two workers on PostgreSQL, SI
     }
 
     const probe = await probeCalls(dir);
+    const byPid = new Map<number, number>();
+    for (const c of probe) byPid.set(c.pid, (byPid.get(c.pid) ?? 0) + 1);
+    assert.ok([...byPid.keys()].every((pid) => workers.some((w) => w.child.pid === pid)), `every probe call ran in a worker: ${JSON.stringify([...byPid])} workers ${workers.map((w) => w.child.pid).join(' ')} spec ${process.pid}`);
     await readStore(dir, async (s) => {
       const ops = await s.listOperations({ limit: 10_000 });
       assert.equal(ops.length, MESSAGES + APPROVALS, 'one operation per message and per execAgent');
