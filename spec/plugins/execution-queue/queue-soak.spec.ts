@@ -144,6 +144,8 @@ describe('execution-queue soak: hookgate serve and two workers on PostgreSQL, SI
         await new Promise((r) => setTimeout(r, 1000));
         redis = await redisServer(port, path.join(dir, 'redis'));
         restarted = true;
+        // Admission right after the restart is refused (QUEUE_UNAVAILABLE) until the admitting processes' clients reconnect.
+        await new Promise((r) => setTimeout(r, 3000));
       }
     }
 
