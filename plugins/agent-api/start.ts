@@ -14,16 +14,18 @@ import type { SubmissionCoordinator } from './submission-coordinator.js';
 import { ConversationFeed } from './conversation-feed.js';
 
 /**
- * Where a runtime keeps its instances and submissions: in memory (default: gone at exit), a SQLite file, or
- * `'config'`: the store the config names as it is (`store.driver`, e.g. postgres, with its settings).
+ * Where a runtime keeps its instances and submissions: in memory (default:
+ * gone at exit), a SQLite file, or `'config'`: the store the config names
+ * (`store.driver` and its settings, e.g. PostgreSQL), as `hookgate serve`
+ * and `hookgate worker` use it.
  */
-export type StartDatabase = 'memory' | { sqlite: string } | 'config';
+export type StartDatabase = 'memory' | 'config' | { sqlite: string };
 
 /** What `start()` takes. */
 export interface StartOptions {
   /** The agents this runtime serves (required, non-empty): functions, or `{ agent, name }` to give an identity. */
   agents: readonly StartAgentEntry[];
-  /** Persistence: `'memory'` (default) or `{ sqlite: path }` (relative paths from the current folder), which survives restarts. */
+  /** Persistence: `'memory'` (default), `{ sqlite: path }` (relative paths from the current folder), which survives restarts, or `'config'` (the config's `store`). */
   db?: StartDatabase;
   /** The runtime environment (provider credentials, `HOOKGATE_*` settings); default `process.env`. */
   env?: Record<string, string | undefined>;

@@ -1,4 +1,5 @@
 import { HookgateError } from '../../kernel/errors.js';
+import { loadPluginModules } from '../plugin-modules.js';
 import { resolveAgentIdentity } from '../agent-api/agent-identity.js';
 import type { Agent } from '../agent-api/agent.js';
 import { start } from '../agent-api/start.js';
@@ -33,8 +34,7 @@ export async function serveCommand(session: CliSession, modules: readonly string
   for (const file of files) {
     for (const { agent } of await agentsOf(file)) agents.push({ identity: resolveAgentIdentity(agent, undefined), agent });
   }
-  const db = startDatabaseOf(config);
-  const runtime = await start({ agents: agents.map((a) => a.agent), config, db });
+  const runtime = await start({ agents: agents.map((a) => a.agent), config, db: startDatabaseOf(config), plugins: await loadPluginModules(config.plugins.extra, config.baseDir) });
   let server;
   try {
     server = await startAgentServer({

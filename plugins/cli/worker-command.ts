@@ -1,4 +1,5 @@
 import { loadAgentFile } from '../../config/agent-file.js';
+import { loadPluginModules } from '../plugin-modules.js';
 import { HookgateError } from '../../kernel/errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { HookgateConfig } from '../../config/defaults.js';
@@ -37,8 +38,7 @@ export async function workerCommand(session: CliSession, modules: readonly strin
   if (files.length === 0) return session.withKernel((kernel) => (define(kernel), work(kernel, config)));
   const agents = [];
   for (const file of files) for (const { agent } of await agentsOf(file)) agents.push(agent);
-  const db = startDatabaseOf(config);
-  const runtime = await start({ agents, config, db });
+  const runtime = await start({ agents, config, db: startDatabaseOf(config), plugins: await loadPluginModules(config.plugins.extra, config.baseDir) });
   try {
     define(runtime.kernel);
     return await work(runtime.kernel, config);

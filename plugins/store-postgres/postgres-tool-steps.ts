@@ -13,8 +13,25 @@ interface ToolStepRow {
 
 const COLUMNS = 'o.id AS operation_id, t.tool_call_id, t.name, t.value, t.recorded_at';
 
+/**
+ * PostgreSQL text refuses NUL, and the runtime's own step names start with
+ * one (CALL_STARTED_STEP, kept apart from tool names that may not hold control
+ * characters). A name holding NUL, or one that starts with the marker, is
+ * stored as the marker plus its UTF-8 hex; every other name as is, so the
+ * mapping stays one-to-one and plain names read the same in SQL.
+ */
+const ENCODED_NAME = '\u0001hex:';
+
+function encodeName(name: string): string {
+  return name.includes('\u0000') || name.startsWith(ENCODED_NAME) ? ENCODED_NAME + Buffer.from(name, 'utf8').toString('hex') : name;
+}
+
+function decodeName(stored: string): string {
+  return stored.startsWith(ENCODED_NAME) ? Buffer.from(stored.slice(ENCODED_NAME.length), 'hex').toString('utf8') : stored;
+}
+
 function toRecord(row: ToolStepRow): ToolStepRecord {
-  return { operationId: row.operation_id, toolCallId: row.tool_call_id, name: row.name, value: JSON.parse(row.value) as unknown, recordedAt: row.recorded_at };
+  return { operationId: row.operation_id, toolCallId: row.tool_call_id, name: decodeName(row.name), value: JSON.parse(row.value) as unknown, recordedAt: row.recorded_at };
 }
 
 /**
@@ -34,12 +51,12 @@ export class PostgresToolSteps {
          t AS (INSERT INTO tool_steps (operation_seq, tool_call_id, name, value, recorded_at) SELECT seq, $2, $3, $4, $5 FROM o
                ON CONFLICT (operation_seq, tool_call_id, name) DO NOTHING RETURNING tool_call_id, name, value, recorded_at)
        SELECT ${COLUMNS} FROM t, o`,
-      [step.operationId, step.toolCallId, step.name, value, nowIso()],
+      [step.operationId, step.toolCallId, encodeName(step.name), value, nowIso()],
     );
     if (inserted.rows[0]) return { recorded: true, step: toRecord(inserted.rows[0]) };
     const { rows } = await this.db.query<ToolStepRow>(
       `SELECT ${COLUMNS} FROM operations o LEFT JOIN tool_steps t ON t.operation_seq = o.seq AND t.tool_call_id = $2 AND t.name = $3 WHERE o.id = $1`,
-      [step.operationId, step.toolCallId, step.name],
+      [step.operationId, step.toolCallId, encodeName(step.name)],
     );
     if (!rows[0]) throw new HookgateError('STORE_NOT_FOUND', `Operation ${step.operationId} does not exist`);
     return { recorded: false, step: toRecord(rows[0]) };

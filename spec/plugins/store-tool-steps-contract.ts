@@ -47,6 +47,14 @@ export function describeToolStepsContract(current: () => Store): void {
       assert.deepEqual((await store.listToolSteps('op-t', 'c')).map((s) => [s.name, s.value]), names.map((n, i) => [n, i]));
     });
 
+    it('names holding NUL (the runtime\'s reserved step names) are stored and read back exactly, distinct from look-alikes', async () => {
+      const names = ['\u0000hookgate.started', 'hookgate.started', 'a\u0000b', '\u0001hex:00', '\u0001hex:', '\u0000'];
+      for (const [i, name] of names.entries()) assert.equal((await store.recordToolStep({ operationId: 'op-t', toolCallId: 'n', name, value: i })).recorded, true, JSON.stringify(name));
+      assert.deepEqual((await store.listToolSteps('op-t', 'n')).map((s) => [s.name, s.value]), names.map((n, i) => [n, i]));
+      const again = await store.recordToolStep({ operationId: 'op-t', toolCallId: 'n', name: '\u0000hookgate.started', value: 'late' });
+      assert.deepEqual([again.recorded, again.step.name, again.step.value], [false, '\u0000hookgate.started', 0]);
+    });
+
     it('returned records are copies: changing one changes nothing stored', async () => {
       const value = { nested: { n: 1 } };
       const { step } = await store.recordToolStep({ operationId: 'op-t', toolCallId: 'c', name: 's', value });

@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { CLI, ROOT, cliEnv } from '../../helpers/cli-process.js';
+import { TEST_POSTGRES, dropSchema, requirePostgres, uniqueSchema } from '../../helpers/postgres-fixtures.js';
 
 /** The Redis this machine kind runs (issue 16). */
 export const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -27,6 +29,34 @@ export async function dropPrefix(prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** The stores every queue spec runs against: one SQLite file shared by processes, and PostgreSQL (issue 16, item 6: config only). */
+export const QUEUE_STORES = ['sqlite', 'postgres'] as const;
+export type QueueStoreKind = (typeof QUEUE_STORES)[number];
+
+/**
+ * For a describe block on `kind`: with PostgreSQL, fails the block when the
+ * server is down and gives each test its own schema; `configLines()` returns
+ * the config lines that put every process of the test on it (none for SQLite:
+ * the default file under .hookgate). Call `drop()` at the end of the spec's
+ * own afterEach, after its processes are gone.
+ */
+export function useQueueStore(kind: QueueStoreKind): { configLines(): string; drop(): Promise<void> } {
+  let schema: string | undefined;
+  if (kind === 'postgres') before(requirePostgres);
+  return {
+    configLines() {
+      if (kind === 'sqlite') return '';
+      schema = uniqueSchema('queue');
+      const { host, port, database, user } = TEST_POSTGRES;
+      return `store:\n  driver: postgres\n  postgres: { host: "${host}", port: ${port}, database: ${database}, user: ${user}, schema: ${schema}, poolSize: 4 }\n`;
+    },
+    async drop() {
+      if (schema !== undefined) await dropSchema(schema);
+      schema = undefined;
+    },
+  };
 }
 
 /** Writes hookgate.config.yaml for queue mode in `dir`: the SQLite file under .hookgate, a short lease, the prefix. */
@@ -158,4 +188,54 @@ export async function until(check: () => Promise<boolean>, ms: number, what: str
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** A loopback port nothing listens on now (for a redis-server of a spec's own). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A Redis of this spec's own (no persistence: a restart loses every job), started and resolved once it answers. */
+export function redisServer(port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('Ready to accept connections')) resolve(child);
+    });
+    child.on('close', (code) => reject(new Error(`redis-server exited (${code}): ${out}`)));
+  });
+}
+
+/** SIGKILLs a redis-server started by redisServer and resolves once it is gone. */
+export async function stopRedis(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  // The start-up listener would reject a promise nobody awaits any more.
+  child.removeAllListeners('close');
+  const gone = new Promise((resolve) => child.once('close', resolve));
+  child.kill('SIGKILL');
+  await gone;
+}
+
+/** The example agent function (a tool call, persistent state) that `hookgate serve` specs serve. */
+export const TRIAGE = path.join(ROOT, 'dist', 'examples', 'agent-api', 'triage-agent.js');
+
+/** `hookgate serve` in queue mode: its URL once it listens. */
+export function startServe(cwd: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', TRIAGE, '--port', '0'], { cwd, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  return new Promise((resolve, reject) => {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const match = /hookgate serve listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve({ child, url: match[1]! });
+    });
+    child.on('close', (code) => reject(new Error(`hookgate serve exited (${code}) before listening: ${out}`)));
+  });
 }

@@ -8,7 +8,7 @@ import { loadAgentFile } from '../../../config/agent-file.js';
 import type { HookgateConfig } from '../../../config/defaults.js';
 import { RecordingReceiver } from '../../helpers/webhook-receiver.js';
 import { runHookgate } from '../../helpers/cli-process.js';
-import { dropPrefix, killWorker, probeCalls, startWorker, uniquePrefix, until, writeProbePlugin, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
+import { dropPrefix, killWorker, probeCalls, startWorker, uniquePrefix, until, writeProbePlugin, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
 
 const CAREFUL_AGENT = `id: careful
 model:
@@ -23,7 +23,8 @@ approval: { tools: [probe/wait] }
 const ENV_TOKEN = 'env-hook-token-0123456789';
 
 /** Issue 16 items 2 and 3: hooks and human decisions in queue mode (document 000's queue mode). */
-describe('execution-queue: hooks and approvals across processes', function () {
+for (const kind of QUEUE_STORES) describe(`execution-queue: hooks and approvals across processes (${kind})`, function () {
+  const store = useQueueStore(kind);
   this.timeout(90_000);
   let dir: string;
   let prefix: string;
@@ -34,7 +35,7 @@ describe('execution-queue: hooks and approvals across processes', function () {
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-hooks-')));
     prefix = uniquePrefix();
-    await writeQueueConfig(dir, prefix, await writeProbePlugin(dir));
+    await writeQueueConfig(dir, prefix, store.configLines() + await writeProbePlugin(dir));
     await writeFile(path.join(dir, 'careful.yaml'), CAREFUL_AGENT);
     receiver = await RecordingReceiver.start();
   });
@@ -45,6 +46,7 @@ describe('execution-queue: hooks and approvals across processes', function () {
     api = undefined;
     await receiver.close();
     await dropPrefix(prefix);
+    await store.drop();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createKernel, type Kernel } from '../../../index.js';
@@ -10,42 +9,13 @@ import { loadAgentFile } from '../../../config/agent-file.js';
 import type { HookgateConfig } from '../../../config/defaults.js';
 import { TERMINAL_STATUSES } from '../../../kernel/store.js';
 import { readStore } from '../../helpers/cli-process.js';
-import { killWorker, probeAgent, probeCalls, startWorker, until, writeProbePlugin, type WorkerProcess } from './queue-fixtures.js';
+import { freePort, killWorker, probeAgent, probeCalls, redisServer, startWorker, stopRedis, until, QUEUE_STORES, useQueueStore, writeProbePlugin, type WorkerProcess } from './queue-fixtures.js';
 
 const OPERATIONS = 16;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** A Redis of this spec's own (no persistence: a restart loses every job), started and resolved once it answers. */
-function redisServer(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('Ready to accept connections')) resolve(child);
-    });
-    child.on('close', (code) => reject(new Error(`redis-server exited (${code}): ${out}`)));
-  });
-}
-
-async function stopRedis(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  // The start-up listener would reject a promise nobody awaits any more.
-  child.removeAllListeners('close');
-  const gone = new Promise((resolve) => child.once('close', resolve));
-  child.kill('SIGKILL');
-  await gone;
-}
-
 /** Issue 16 item 5: Redis restarted mid-run (every job lost with it): workers reconnect, the sweep enqueues again, the run finishes. */
-describe('execution-queue: Redis restarted mid-run', function () {
+for (const kind of QUEUE_STORES) describe(`execution-queue: Redis restarted mid-run (${kind})`, function () {
+  const store = useQueueStore(kind);
   this.timeout(120_000);
   let dir: string;
   let redis: ChildProcess | undefined;
@@ -61,6 +31,7 @@ describe('execution-queue: Redis restarted mid-run', function () {
     await api?.stop().catch(() => undefined);
     api = undefined;
     await stopRedis(redis);
+    await store.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -70,7 +41,7 @@ describe('execution-queue: Redis restarted mid-run', function () {
     const plugin = await writeProbePlugin(dir);
     await writeFile(
       path.join(dir, 'hookgate.config.yaml'),
-      `execution: queue\nqueue: { redis: { url: redis://127.0.0.1:${port} }, prefix: restart, concurrency: 4 }\nruntime: { leaseMs: 1500 }\nlog: { level: error }\n${plugin}`,
+      `execution: queue\nqueue: { redis: { url: redis://127.0.0.1:${port} }, prefix: restart, concurrency: 4 }\nruntime: { leaseMs: 1500 }\nlog: { level: error }\n${store.configLines()}${plugin}`,
     );
     await writeFile(path.join(dir, 'writer.yaml'), probeAgent(300));
     workers.push(await startWorker(dir), await startWorker(dir));

@@ -6,7 +6,7 @@ import { createKernel, type Kernel } from '../../../index.js';
 import { loadConfig } from '../../../config/load-config.js';
 import { loadAgentFile } from '../../../config/agent-file.js';
 import type { HookgateConfig } from '../../../config/defaults.js';
-import { dropPrefix, killWorker, probeCalls, startWorker, uniquePrefix, until, writeProbePlugin, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
+import { dropPrefix, killWorker, probeCalls, startWorker, uniquePrefix, until, writeProbePlugin, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
 
 const LATER_AGENT = `id: patient
 model:
@@ -36,7 +36,8 @@ subagents: [./child.yaml]
 `;
 
 /** Issue 16 item 2: what resumes an operation in queue mode (a deferred completion, a sub-agent's answer) enqueues its next step. */
-describe('execution-queue: deferred completions and sub-agents across processes', function () {
+for (const kind of QUEUE_STORES) describe(`execution-queue: deferred completions and sub-agents across processes (${kind})`, function () {
+  const store = useQueueStore(kind);
   this.timeout(90_000);
   let dir: string;
   let prefix: string;
@@ -46,7 +47,7 @@ describe('execution-queue: deferred completions and sub-agents across processes'
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-resumes-')));
     prefix = uniquePrefix();
-    await writeQueueConfig(dir, prefix, await writeProbePlugin(dir));
+    await writeQueueConfig(dir, prefix, store.configLines() + await writeProbePlugin(dir));
     await writeFile(path.join(dir, 'patient.yaml'), LATER_AGENT);
     await writeFile(path.join(dir, 'child.yaml'), CHILD_AGENT);
     await writeFile(path.join(dir, 'parent.yaml'), PARENT_AGENT);
@@ -57,6 +58,7 @@ describe('execution-queue: deferred completions and sub-agents across processes'
     await api?.stop();
     api = undefined;
     await dropPrefix(prefix);
+    await store.drop();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,30 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, cliEnv, readStore } from '../../helpers/cli-process.js';
-import { dropPrefix, killWorker, startWorker, uniquePrefix, until, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
-
-const TRIAGE = path.join(ROOT, 'dist', 'examples', 'agent-api', 'triage-agent.js');
-
-/** `hookgate serve` in queue mode: its URL once it listens. */
-function startServe(cwd: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', TRIAGE, '--port', '0'], { cwd, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  return new Promise((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const match = /hookgate serve listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve({ child, url: match[1]! });
-    });
-    child.on('close', (code) => reject(new Error(`hookgate serve exited (${code}) before listening: ${out}`)));
-  });
-}
+import { readStore } from '../../helpers/cli-process.js';
+import { dropPrefix, killWorker, startServe, startWorker, TRIAGE, uniquePrefix, until, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
 
 /** Issue 16 items 2 and 6: the API process (`hookgate serve`) only admits; the agent function runs in a worker that loaded the same module. */
-describe('execution-queue: hookgate serve admits, hookgate worker runs the agent function', function () {
+for (const kind of QUEUE_STORES) describe(`execution-queue: hookgate serve admits, hookgate worker runs the agent function (${kind})`, function () {
+  const store = useQueueStore(kind);
   this.timeout(90_000);
   let dir: string;
   let prefix: string;
@@ -34,7 +18,7 @@ describe('execution-queue: hookgate serve admits, hookgate worker runs the agent
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-serve-')));
     prefix = uniquePrefix();
-    await writeQueueConfig(dir, prefix);
+    await writeQueueConfig(dir, prefix, store.configLines());
   });
   afterEach(async () => {
     if (worker) await killWorker(worker);
@@ -46,6 +30,7 @@ describe('execution-queue: hookgate serve admits, hookgate worker runs the agent
       await gone;
     }
     await dropPrefix(prefix);
+    await store.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -69,7 +54,7 @@ describe('execution-queue: hookgate serve admits, hookgate worker runs the agent
       chunks = (await (await fetch(`${started.url}/agents/Triage/issue-42`)).json()) as typeof chunks;
       return chunks.some((c) => c.type === 'submission-settled');
     }, 60_000, 'the submission to settle');
-    assert.ok(chunks.some((c) => c.type === 'tool-output'), 'the agent\'s tool ran');
+    assert.ok(chunks.some((c) => c.type === 'tool-output'), `the agent's tool ran: ${JSON.stringify(chunks.filter((c) => c.type.startsWith('tool')))}`);
     assert.match(chunks.filter((c) => c.type === 'message-delta').map((c) => c.delta).join(''), /Labelled it a bug/);
     const ops = await readStore(dir, (s) => s.listOperations({}));
     assert.equal(ops.length, 1);

@@ -8,14 +8,15 @@ import { loadAgentFile } from '../../../config/agent-file.js';
 import type { HookgateConfig } from '../../../config/defaults.js';
 import { TERMINAL_STATUSES } from '../../../kernel/store.js';
 import { readStore } from '../../helpers/cli-process.js';
-import { dropPrefix, killWorker, probeAgent, probeCalls, startWorker, uniquePrefix, until, writeProbePlugin, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
+import { dropPrefix, killWorker, probeAgent, probeCalls, startWorker, uniquePrefix, until, writeProbePlugin, QUEUE_STORES, useQueueStore, writeQueueConfig, type WorkerProcess } from './queue-fixtures.js';
 
 const OPERATIONS = 24;
 /** Long enough that a worker killed right after its probe line is still inside that tool call. */
 const PROBE_WAIT_MS = 400;
 
 /** Issue 16, item 2 and 5: steps as BullMQ jobs, run by `hookgate worker` processes on one SQLite file. */
-describe('execution-queue: hookgate worker processes on one SQLite file and a real Redis', function () {
+for (const kind of QUEUE_STORES) describe(`execution-queue: hookgate worker processes on one shared store and a real Redis (${kind})`, function () {
+  const store = useQueueStore(kind);
   this.timeout(120_000);
   let dir: string;
   let prefix: string;
@@ -25,7 +26,7 @@ describe('execution-queue: hookgate worker processes on one SQLite file and a re
   beforeEach(async () => {
     dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-')));
     prefix = uniquePrefix();
-    await writeQueueConfig(dir, prefix, await writeProbePlugin(dir));
+    await writeQueueConfig(dir, prefix, store.configLines() + await writeProbePlugin(dir));
     await writeFile(path.join(dir, 'writer.yaml'), probeAgent(PROBE_WAIT_MS));
   });
   afterEach(async () => {
@@ -33,6 +34,7 @@ describe('execution-queue: hookgate worker processes on one SQLite file and a re
     await api?.stop();
     api = undefined;
     await dropPrefix(prefix);
+    await store.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
