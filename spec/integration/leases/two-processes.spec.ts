@@ -9,7 +9,8 @@ import { CLI, cliEnv, killed, readStore, runHookgate, runUntil, slowWriterAgent,
 import { dropSchema, requirePostgres, uniqueSchema } from '../../helpers/postgres-fixtures.js';
 
 /** Short enough to wait out in a spec, long enough that a process starting right after a kill still sees it held. */
-const LEASE_MS = 6000;
+// Long enough for a CLI process to start and be refused while the dead process's lease lasts, also on a loaded machine (6 s was not).
+const LEASE_MS = 12_000;
 const ENV = { HOOKGATE_RUNTIME__LEASE_MS: String(LEASE_MS) };
 
 const SLOW_AGENT = slowWriterAgent(3000);
