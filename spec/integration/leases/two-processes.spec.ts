@@ -8,8 +8,7 @@ import path from 'node:path';
 import { CLI, cliEnv, killed, readStore, runHookgate, runUntil, slowWriterAgent, usePostgresConfig } from '../../helpers/cli-process.js';
 import { dropSchema, requirePostgres, uniqueSchema } from '../../helpers/postgres-fixtures.js';
 
-/** Short enough to wait out in a spec, long enough that a process starting right after a kill still sees it held. */
-// Long enough for a CLI process to start and be refused while the dead process's lease lasts, also on a loaded machine (6 s was not).
+/** Short enough to wait out in a spec, long enough that a process starting right after a kill still sees it held (6 s was not, on a loaded machine). */
 const LEASE_MS = 12_000;
 const ENV = { HOOKGATE_RUNTIME__LEASE_MS: String(LEASE_MS) };
 
