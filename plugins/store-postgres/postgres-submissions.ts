@@ -13,61 +13,16 @@ import {
 } from '../../kernel/submissions.js';
 import { insertThread } from './postgres-commits.js';
 import { isUniqueViolation, type PostgresConnection, type Queryable } from './postgres-connection.js';
-import { THREAD_COLUMNS, toJson, toThreadRecord, type ThreadRow } from './postgres-rows.js';
+import { SUBMISSION_COLUMNS, SUBMISSION_FROM, toJson, toSubmissionRecord, toThreadRecord, type SubmissionRow, type ThreadRow } from '../../kernel/store-rows.js';
+import { THREAD_COLUMNS } from './postgres-rows.js';
 
-interface SubmissionRow {
-  seq: string;
-  id: string;
-  dispatch_id: string;
-  thread_id: string;
-  agent_id: string;
-  instance_id: string;
-  status: SubmissionRecord['status'];
-  message: string;
-  attempts: number;
-  first_started_at: string | null;
-  operation_id: string | null;
-  joined_into: string | null;
-  abort_requested_at: string | null;
-  result: string | null;
-  error: string | null;
-  accepted_at: string;
-  updated_at: string;
-  settled_at: string | null;
-}
 
-const COLUMNS = `s.seq, s.id, s.dispatch_id, t.id AS thread_id, s.agent_id, s.instance_id, s.status, s.message, s.attempts, s.first_started_at,
-  s.operation_id, s.joined_into, s.abort_requested_at, s.result, s.error, s.accepted_at, s.updated_at, s.settled_at`;
-const FROM = 'submissions s JOIN threads t ON t.seq = s.thread_seq';
 /** An UPDATE ... RETURNING of one submission, joined back to its thread's id. */
 const RETURNING = `RETURNING s.seq, s.id, s.dispatch_id, (SELECT id FROM threads WHERE seq = s.thread_seq) AS thread_id, s.agent_id, s.instance_id, s.status,
   s.message, s.attempts, s.first_started_at, s.operation_id, s.joined_into, s.abort_requested_at, s.result, s.error, s.accepted_at, s.updated_at, s.settled_at`;
 /** Admissions retried when a racing admission created the thread or took the dispatch id first (then seen as committed). */
 const ADMIT_ATTEMPTS = 3;
 
-function toRecord(row: SubmissionRow): SubmissionRecord {
-  const record: SubmissionRecord = {
-    id: row.id,
-    dispatchId: row.dispatch_id,
-    threadId: row.thread_id,
-    agentId: row.agent_id,
-    instanceId: row.instance_id,
-    seq: Number(row.seq),
-    status: row.status,
-    message: JSON.parse(row.message) as unknown,
-    attempts: row.attempts,
-    acceptedAt: row.accepted_at,
-    updatedAt: row.updated_at,
-  };
-  if (row.first_started_at !== null) record.firstStartedAt = row.first_started_at;
-  if (row.operation_id !== null) record.operationId = row.operation_id;
-  if (row.joined_into !== null) record.joinedInto = row.joined_into;
-  if (row.abort_requested_at !== null) record.abortRequestedAt = row.abort_requested_at;
-  if (row.result !== null) record.result = JSON.parse(row.result) as SubmissionRecord['result'];
-  if (row.error !== null) record.error = JSON.parse(row.error) as SubmissionRecord['error'];
-  if (row.settled_at !== null) record.settledAt = row.settled_at;
-  return record;
-}
 
 async function threadById(q: Queryable, id: string, lock = false) {
   const { rows } = await q.query<ThreadRow & { seq: string }>(`SELECT seq, ${THREAD_COLUMNS} FROM threads WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
@@ -92,9 +47,9 @@ export class PostgresSubmissions {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.db.transaction(async (c) => {
-          const earlier = await c.query<SubmissionRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.dispatch_id = $1`, [admission.submission.dispatchId]);
+          const earlier = await c.query<SubmissionRow>(`SELECT ${SUBMISSION_COLUMNS} FROM ${SUBMISSION_FROM} WHERE s.dispatch_id = $1`, [admission.submission.dispatchId]);
           if (earlier.rows[0]) {
-            const stored = toRecord(earlier.rows[0]);
+            const stored = toSubmissionRecord(earlier.rows[0]);
             if (!sameAdmission(stored, admission)) throw conflictingDispatch(admission.submission.dispatchId);
             return { outcome: 'duplicate', submission: stored, thread: (await threadById(c, stored.threadId))!.record };
           }
@@ -139,8 +94,8 @@ export class PostgresSubmissions {
       where.push(`s.status = ANY($${params.length}::text[])`);
     }
     const limit = filter.limit === undefined || !Number.isFinite(filter.limit) ? 'ALL' : String(Math.max(0, Math.floor(filter.limit)));
-    const { rows } = await this.db.query<SubmissionRow>(`SELECT ${COLUMNS} FROM ${FROM}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY s.seq LIMIT ${limit}`, params);
-    return rows.map(toRecord);
+    const { rows } = await this.db.query<SubmissionRow>(`SELECT ${SUBMISSION_COLUMNS} FROM ${SUBMISSION_FROM}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY s.seq LIMIT ${limit}`, params);
+    return rows.map(toSubmissionRecord);
   }
 
   async begin(id: string, now: string): Promise<SubmissionRecord> {
@@ -183,12 +138,12 @@ export class PostgresSubmissions {
 
   private async update(sql: string, params: unknown[]): Promise<SubmissionRecord | undefined> {
     const { rows } = await this.db.query<SubmissionRow>(`${sql} ${RETURNING}`, params);
-    return rows[0] && toRecord(rows[0]);
+    return rows[0] && toSubmissionRecord(rows[0]);
   }
 
   private async byId(q: Queryable, id: string): Promise<SubmissionRecord | undefined> {
-    const { rows } = await q.query<SubmissionRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.id = $1`, [id]);
-    return rows[0] && toRecord(rows[0]);
+    const { rows } = await q.query<SubmissionRow>(`SELECT ${SUBMISSION_COLUMNS} FROM ${SUBMISSION_FROM} WHERE s.id = $1`, [id]);
+    return rows[0] && toSubmissionRecord(rows[0]);
   }
 
   private async require(id: string): Promise<SubmissionRecord> {

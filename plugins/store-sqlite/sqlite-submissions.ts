@@ -14,59 +14,13 @@ import {
   type SubmissionRecord,
   type SubmissionSettlement,
 } from '../../kernel/submissions.js';
-import { toJson } from './rows.js';
+import { SUBMISSION_COLUMNS, SUBMISSION_FROM, toJson, toSubmissionRecord, type SubmissionRow } from '../../kernel/store-rows.js';
 
-interface SubmissionRow {
-  seq: number;
-  id: string;
-  dispatch_id: string;
-  thread_id: string;
-  agent_id: string;
-  instance_id: string;
-  status: SubmissionRecord['status'];
-  message: string;
-  attempts: number;
-  first_started_at: string | null;
-  operation_id: string | null;
-  joined_into: string | null;
-  abort_requested_at: string | null;
-  result: string | null;
-  error: string | null;
-  accepted_at: string;
-  updated_at: string;
-  settled_at: string | null;
-}
 
-const COLUMNS = `s.seq, s.id, s.dispatch_id, t.id AS thread_id, s.agent_id, s.instance_id, s.status, s.message, s.attempts, s.first_started_at,
-  s.operation_id, s.joined_into, s.abort_requested_at, s.result, s.error, s.accepted_at, s.updated_at, s.settled_at`;
-const FROM = 'submissions s JOIN threads t ON t.seq = s.thread_seq';
 const STATUSES: ReadonlySet<string> = new Set(['queued', 'running', 'joined', 'completed', 'failed', 'aborted']);
 /** Exactly the condition of the partial index `submissions_unsettled` (schema 8). */
 const UNSETTLED_SQL = "('queued', 'running', 'joined')";
 
-function toRecord(row: SubmissionRow): SubmissionRecord {
-  const record: SubmissionRecord = {
-    id: row.id,
-    dispatchId: row.dispatch_id,
-    threadId: row.thread_id,
-    agentId: row.agent_id,
-    instanceId: row.instance_id,
-    seq: row.seq,
-    status: row.status,
-    message: JSON.parse(row.message) as unknown,
-    attempts: row.attempts,
-    acceptedAt: row.accepted_at,
-    updatedAt: row.updated_at,
-  };
-  if (row.first_started_at !== null) record.firstStartedAt = row.first_started_at;
-  if (row.operation_id !== null) record.operationId = row.operation_id;
-  if (row.joined_into !== null) record.joinedInto = row.joined_into;
-  if (row.abort_requested_at !== null) record.abortRequestedAt = row.abort_requested_at;
-  if (row.result !== null) record.result = JSON.parse(row.result) as SubmissionRecord['result'];
-  if (row.error !== null) record.error = JSON.parse(row.error) as SubmissionRecord['error'];
-  if (row.settled_at !== null) record.settledAt = row.settled_at;
-  return record;
-}
 
 /** How the submissions reach the store's threads, inside the caller's transaction. */
 export interface SqliteThreadAccess {
@@ -79,8 +33,8 @@ type Statements = ReturnType<typeof prepare>;
 
 function prepare(db: Database.Database) {
   return {
-    byId: db.prepare<[string], SubmissionRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.id = ?`),
-    byDispatchId: db.prepare<[string], SubmissionRow>(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.dispatch_id = ?`),
+    byId: db.prepare<[string], SubmissionRow>(`SELECT ${SUBMISSION_COLUMNS} FROM ${SUBMISSION_FROM} WHERE s.id = ?`),
+    byDispatchId: db.prepare<[string], SubmissionRow>(`SELECT ${SUBMISSION_COLUMNS} FROM ${SUBMISSION_FROM} WHERE s.dispatch_id = ?`),
     threadSeq: db.prepare<[string], number>('SELECT seq FROM threads WHERE id = ?').pluck(),
     insert: db.prepare(
       `INSERT INTO submissions (id, dispatch_id, thread_seq, agent_id, instance_id, status, message, attempts, accepted_at, updated_at)
@@ -123,7 +77,7 @@ export class SqliteSubmissions {
     this.admitTx = db.transaction((admission: SubmissionAdmission): SubmissionAdmissionResult => {
       const earlier = s.byDispatchId.get(admission.submission.dispatchId);
       if (earlier) {
-        const stored = toRecord(earlier);
+        const stored = toSubmissionRecord(earlier);
         if (!sameAdmission(stored, admission)) throw conflictingDispatch(admission.submission.dispatchId);
         return { outcome: 'duplicate', submission: stored, thread: threads.get(stored.threadId)! };
       }
@@ -147,7 +101,7 @@ export class SqliteSubmissions {
         if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new HookgateError('STORE_CONFLICT', `Submission ${admission.submission.id} already exists`, { cause: err });
         throw err;
       }
-      return { outcome: 'admitted', submission: toRecord(s.byId.get(admission.submission.id)!), thread: threads.get(admission.thread.id)!, created: found === undefined };
+      return { outcome: 'admitted', submission: toSubmissionRecord(s.byId.get(admission.submission.id)!), thread: threads.get(admission.thread.id)!, created: found === undefined };
     });
   }
 
@@ -157,7 +111,7 @@ export class SqliteSubmissions {
 
   get(id: string): SubmissionRecord | undefined {
     const row = this.s.byId.get(id);
-    return row ? toRecord(row) : undefined;
+    return row ? toSubmissionRecord(row) : undefined;
   }
 
   list(filter: SubmissionFilter = {}): SubmissionRecord[] {
@@ -176,13 +130,13 @@ export class SqliteSubmissions {
       if (statuses.length > 0 && statuses.every((status) => !SETTLED_SUBMISSION_STATUSES.has(status))) where.push(`s.status IN ${UNSETTLED_SQL}`);
     }
     const limit = filter.limit === undefined || !Number.isFinite(filter.limit) ? -1 : Math.max(0, Math.floor(filter.limit));
-    const sql = `SELECT ${COLUMNS} FROM ${FROM}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY s.seq LIMIT ${limit}`;
+    const sql = `SELECT ${SUBMISSION_COLUMNS} FROM ${SUBMISSION_FROM}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY s.seq LIMIT ${limit}`;
     let statement = this.listStatements.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
       this.listStatements.set(sql, statement);
     }
-    return (statement.all(params) as SubmissionRow[]).map(toRecord);
+    return (statement.all(params) as SubmissionRow[]).map(toSubmissionRecord);
   }
 
   begin(id: string, now: string): SubmissionRecord {
