@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { KernelConfig } from '../kernel/kernel-config.js';
 import type { HookgateConfig } from './defaults.js';
 
 /** Folders a sandbox root may never be, nor lie inside (pseudo file systems: devices, processes, kernel state). */
@@ -20,7 +21,19 @@ const SYSTEM_FOLDERS = ['/bin', '/boot', '/etc', '/lib', '/lib32', '/lib64', '/o
  * root is acceptable. Synchronous; reads only the file-system's link structure.
  */
 export function unsafeSandboxRoot(config: HookgateConfig): string | undefined {
-  const root = realish(config.sandbox.root);
+  return unsafeHostRoot(config.sandbox.root, config);
+}
+
+/** What of the configuration a host folder is judged against: the kernel's part, and the store and policy sections when the config has them. */
+export type HostRootConfig = KernelConfig & { store?: Partial<Pick<HookgateConfig['store'], 'driver' | 'sqlite'>>; policies?: Partial<Pick<HookgateConfig['policies'], 'paths'>> };
+
+/**
+ * The same judgement for any host folder an agent would get as its files
+ * (the config's `sandbox.root`, or the root of a `localSandbox(root)` an
+ * agent function mounts with `useSandbox`).
+ */
+export function unsafeHostRoot(configuredRoot: string, config: HostRootConfig): string | undefined {
+  const root = realish(configuredRoot);
   if (path.parse(root).root === root) return 'is the root of the file system: the agent could read or rewrite every file hookgate can';
   if (process.platform !== 'win32') {
     for (const pseudo of PSEUDO_FILE_SYSTEMS) if (isInside(pseudo, root)) return `is inside ${pseudo}, a pseudo file system of devices and kernel state`;
@@ -30,15 +43,17 @@ export function unsafeSandboxRoot(config: HookgateConfig): string | undefined {
     [config.baseDir, 'the folder the configuration is read from'],
     [config.dataDir, 'the data folder (dataDir)'],
   ];
-  if (config.store.driver === 'sqlite' && config.store.sqlite.path !== ':memory:') protectedPaths.push([config.store.sqlite.path, 'the SQLite database (store.sqlite.path)']);
+  const sqlitePath = config.store?.driver === 'sqlite' ? config.store.sqlite?.path : undefined;
+  if (sqlitePath !== undefined && sqlitePath !== ':memory:') protectedPaths.push([sqlitePath, 'the SQLite database (store.sqlite.path)']);
   const home = os.homedir();
   if (home && path.parse(home).root !== home) protectedPaths.push([home, 'the home folder']);
-  for (const p of config.policies.paths) protectedPaths.push([p, 'a policy path (policies.paths)']);
+  const policyPaths = config.policies?.paths ?? [];
+  for (const p of policyPaths) protectedPaths.push([p, 'a policy path (policies.paths)']);
   for (const [p, what] of protectedPaths) {
     const real = realish(p);
     if (isInside(root, real)) return `${real === root ? 'is' : 'contains'} ${what} ${JSON.stringify(p)}: the agent could read or rewrite it`;
   }
-  for (const p of config.policies.paths) {
+  for (const p of policyPaths) {
     if (isInside(realish(p), root)) return `is inside a policy path (policies.paths) ${JSON.stringify(p)}: the agent could write policy packs and code policies`;
   }
   return undefined;

@@ -39,6 +39,13 @@ export interface Sandbox {
   readonly cwd: string;
   /** `path` resolved against `cwd`, lexically (the file system is not touched); SANDBOX_ESCAPE when it leaves the sandbox. */
   resolvePath(path: string): string;
+  /**
+   * The host folder the sandbox's files are, when they are this machine's own
+   * (a local sandbox); absent for a sandbox elsewhere. The runtime refuses one
+   * that is or contains hookgate's own state (the data folder, the SQLite
+   * file, the config folder, policy paths), as it does `sandbox.root`.
+   */
+  readonly hostRoot?: string;
 }
 
 /** `Sandbox.exec` options. */

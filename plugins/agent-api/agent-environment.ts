@@ -28,11 +28,18 @@ export class SubmissionEnvironments {
   private declaredEnv: AgentEnvironment | undefined;
   private defaultEnv: AgentEnvironment | undefined;
 
-  constructor(private readonly fallback: () => Sandbox | undefined) {}
+  /**
+   * `unsafeHostRoot`: why a sandbox's host folder may not be an agent's files
+   * (undefined: it may), judged on the first declared sandbox of the submission.
+   */
+  constructor(
+    private readonly fallback: () => Sandbox | undefined,
+    private readonly unsafeHostRoot?: (root: string) => string | undefined,
+  ) {}
 
   /** The environment of a render's declaration (undefined: none). AgentRenderError when a factory throws or returns no sandbox, or `cwd` leaves the sandbox. */
   of(declaration: SandboxDeclaration | undefined, agentName: string): AgentEnvironment {
-    if (declaration !== undefined) return (this.declaredEnv ??= environmentOf(true, made(declaration, agentName)));
+    if (declaration !== undefined) return (this.declaredEnv ??= environmentOf(true, made(declaration, agentName, this.unsafeHostRoot)));
     const fallback = this.fallback();
     if (this.defaultEnv === undefined || this.defaultEnv.sandbox !== fallback) this.defaultEnv = environmentOf(false, fallback);
     return this.defaultEnv;
@@ -40,7 +47,7 @@ export class SubmissionEnvironments {
 }
 
 /** The sandbox of a declaration: its factory's (or the sandbox given), at its `cwd`. */
-function made(declaration: SandboxDeclaration, agentName: string): Sandbox {
+function made(declaration: SandboxDeclaration, agentName: string, unsafeHostRoot: ((root: string) => string | undefined) | undefined): Sandbox {
   const { factory } = declaration;
   let sandbox: unknown;
   try {
@@ -49,6 +56,11 @@ function made(declaration: SandboxDeclaration, agentName: string): Sandbox {
     throw new AgentRenderError(`agent "${agentName}": useSandbox(): the sandbox factory threw: ${(err as Error)?.message ?? String(err)}`, { hook: 'useSandbox' });
   }
   if (!isSandbox(sandbox)) throw new AgentRenderError(`agent "${agentName}": useSandbox(): the sandbox factory returned ${sandbox === null ? 'null' : typeof sandbox}, not a sandbox (exec, the file verbs, cwd, resolvePath)`, { hook: 'useSandbox' });
+  const hostRoot = sandbox.hostRoot;
+  if (hostRoot !== undefined && unsafeHostRoot !== undefined) {
+    const why = typeof hostRoot === 'string' ? unsafeHostRoot(hostRoot) : 'is not a path';
+    if (why !== undefined) throw new AgentRenderError(`agent "${agentName}": useSandbox(): the sandbox's host folder ${JSON.stringify(String(hostRoot)).slice(0, 300)} ${why}`, { hook: 'useSandbox' });
+  }
   if (declaration.cwd === undefined) return sandbox;
   try {
     return sandboxAt(sandbox, declaration.cwd);

@@ -104,7 +104,15 @@ interface OperationSession {
  * delegated child (`<ref>.<name>`) renders its subagent
  * (subagent-resolution.ts).
  */
-export function agentFunctionSource(directory: AgentDirectory, store: Store, sendToSelf?: SendToInstance, resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS, harnesses?: HarnessHost): AgentSource & { readonly tools: ToolSource } {
+export function agentFunctionSource(
+  directory: AgentDirectory,
+  store: Store,
+  sendToSelf?: SendToInstance,
+  resourceKinds: readonly ResourceKind[] = RESOURCE_KINDS,
+  harnesses?: HarnessHost,
+  /** Why a local sandbox's host folder may not be an agent's files (see SubmissionEnvironments). */
+  unsafeHostRoot?: (root: string) => string | undefined,
+): AgentSource & { readonly tools: ToolSource } {
   const sessions = new Map<string, OperationSession>();
   /** What each operation's system prompt skill catalog and task roster show (agent-resources.ts), until it settles. */
   const baselines = new Map<string, ResourceBaseline>();
@@ -197,7 +205,7 @@ export function agentFunctionSource(directory: AgentDirectory, store: Store, sen
       ref,
       subagent,
       harnessLevels,
-      environments: new SubmissionEnvironments(() => harnesses?.defaultSandbox()),
+      environments: new SubmissionEnvironments(() => harnesses?.defaultSandbox(), unsafeHostRoot),
       environment: undefined,
     };
     // Another resolve of the same operation may have opened one meanwhile: the first stays.

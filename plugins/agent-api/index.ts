@@ -1,5 +1,6 @@
 import { definePlugin, type Plugin } from '../../kernel/plugin.js';
-import { AgentSources, Hooks, Logger, Operations, Sandbox, Store, ThreadHooks } from '../../kernel/tokens.js';
+import { AgentSources, Config, Hooks, Logger, Operations, Sandbox, Store, ThreadHooks } from '../../kernel/tokens.js';
+import { unsafeHostRoot, type HostRootConfig } from '../../config/check-sandbox-root.js';
 import { HookgateError } from '../../kernel/errors.js';
 import { HarnessHost } from './harness.js';
 import { HarnessSource } from './harness-source.js';
@@ -44,14 +45,18 @@ export function agentApiPlugin(options: AgentApiPluginOptions): Plugin {
   return definePlugin({
     id: 'agent-api',
     description: 'document 001: agent instances, durable submissions, dispatch / init / getAgentInstance',
-    requires: [Store],
+    requires: [Store, Config],
     optional: [ThreadHooks],
     provides: [AgentDirectory, AgentSources],
     state: (): AgentApiState => ({}),
     register(ctx) {
       ctx.bindValue(AgentDirectory, options.directory);
       // The render engine: every registered agent function, rendered before each step of its submissions.
-      ctx.bindFactory(AgentSources, (c) => agentFunctionSource(options.directory, c.resolve(Store), sendToSelf, undefined, harnesses));
+      ctx.bindFactory(AgentSources, (c) => {
+        // A localSandbox(root) is judged like sandbox.root: never the data folder, the SQLite file, the config folder or a policy path.
+        const config = c.resolve(Config) as HostRootConfig;
+        return agentFunctionSource(options.directory, c.resolve(Store), sendToSelf, undefined, harnesses, (root) => unsafeHostRoot(root, config));
+      });
       ctx.bindValue(AgentSources, harnesses.source);
     },
     async ready(ctx) {

@@ -41,6 +41,10 @@ export class LocalSandbox implements Sandbox {
     return this.fs.root;
   }
 
+  get hostRoot(): string {
+    return this.fs.root;
+  }
+
   resolvePath(userPath: string): string {
     if (typeof userPath !== 'string') throw sandboxEscape(String(userPath), 'is not a string');
     if (userPath.includes('\0')) throw sandboxEscape(userPath, 'contains a NUL byte');
