@@ -23,6 +23,16 @@ export interface StreamOpening {
   close(): void;
 }
 
+/** The runtime's side of the user scope, from a started kernel: its bus, store, logger and agent definitions. */
+export function userHookHostOf(kernel: Pick<Kernel, 'hooks' | 'store' | 'logger' | 'agents'>): UserHookHost {
+  return {
+    bus: kernel.hooks.bus,
+    store: kernel.store,
+    logger: kernel.logger,
+    agentDefinition: (id) => (kernel.agents.has(id) ? kernel.agents.get(id) : undefined),
+  };
+}
+
 const DETACHED: StreamClient = Object.freeze({ detach: async () => undefined });
 
 interface OpenClient {
@@ -97,13 +107,7 @@ export class StreamClients {
   }
 
   private host(): UserHookHost {
-    const kernel = this.kernel;
-    return {
-      bus: kernel.hooks.bus,
-      store: kernel.store,
-      logger: kernel.logger,
-      agentDefinition: (id) => (kernel.agents.has(id) ? kernel.agents.get(id) : undefined),
-    };
+    return userHookHostOf(this.kernel);
   }
 
   /** The hooks never reject (the bus logs a failing one); this catches what is left, such as a store that went away. */
