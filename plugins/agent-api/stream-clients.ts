@@ -4,6 +4,7 @@ import { nowIso } from '../../kernel/clock.js';
 import { errorMessage } from '../../kernel/errors.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { UserClientInfo, UserHookHost, UserScopeCalls } from '../../kernel/runtime/thread-hooks-port.js';
+import { userHookHostOf } from '../../kernel/user-hook-host.js';
 import { ThreadHooks } from '../../kernel/tokens.js';
 
 /** One client of a user on a conversation stream: `detach()` says it left (idempotent). */
@@ -21,16 +22,6 @@ export interface StreamOpening {
   userId: string | undefined;
   /** Ends the stream (the server is draining). */
   close(): void;
-}
-
-/** The runtime's side of the user scope, from a started kernel: its bus, store, logger and agent definitions. */
-export function userHookHostOf(kernel: Pick<Kernel, 'hooks' | 'store' | 'logger' | 'agents'>): UserHookHost {
-  return {
-    bus: kernel.hooks.bus,
-    store: kernel.store,
-    logger: kernel.logger,
-    agentDefinition: (id) => (kernel.agents.has(id) ? kernel.agents.get(id) : undefined),
-  };
 }
 
 const DETACHED: StreamClient = Object.freeze({ detach: async () => undefined });

@@ -6,9 +6,9 @@ import { isHookgateError } from '../../../kernel/errors.js';
 import type { UserScopeCalls } from '../../../kernel/runtime/thread-hooks-port.js';
 import { ThreadHooks } from '../../../kernel/tokens.js';
 import { MAX_USER_VALUE_BYTES } from '../../../kernel/user-values.js';
-import { userHookHostOf } from '../../../plugins/agent-api/stream-clients.js';
+import { userHookHostOf } from '../../../kernel/user-hook-host.js';
 import { MAX_USER_CHANGE_DEPTH } from '../../../plugins/thread-hooks/user-scope.js';
-import { defineHook, type UserState, type UserValueChange } from '../../../threads.js';
+import { defineHook, openUserState, type UserState, type UserValueChange } from '../../../threads.js';
 import { startKernel, useSqliteRestart, type RuntimeFixture } from '../../helpers/runtime-fixtures.js';
 
 /** One user-scope hook call as a hook saw it. */
@@ -97,6 +97,17 @@ describe('thread hooks: UserState and user_value_changed', () => {
     assert.equal(rounds, MAX_USER_CHANGE_DEPTH);
     assert.equal(await fx.kernel.store.getUserValue('u-1', 'n'), MAX_USER_CHANGE_DEPTH);
     assert.ok(hookLogs().some((l) => /user_value_changed did not run: the change of "n" was made 8 rounds deep/.test(l.msg)), JSON.stringify(hookLogs()));
+  });
+
+  it('code outside hooks: openUserState gives the same values and its writes run the agent\'s hooks; a write through the store runs none', async () => {
+    const user = openUserState(fx.kernel, { agentId: 'presence', userId: 'u-5' });
+    assert.ok(Object.isFrozen(user));
+    await user.setValue('plan', 'pro');
+    assert.deepEqual(seen.map((s) => s.change), [{ key: 'plan', newValue: 'pro', oldValue: undefined }]);
+    await fx.kernel.store.setUserValue('u-5', 'plan', 'team');
+    assert.equal(seen.length, 1);
+    assert.equal(await user.getValue('plan'), 'team');
+    assert.throws(() => openUserState(fx.kernel, { agentId: 'presence', userId: '' }), (err: unknown) => isHookgateError(err, 'USER_VALUE_INVALID'));
   });
 
   it('only the agent whose UserState wrote runs its hooks; an agent with no user-scope hook writes without any', async () => {
