@@ -42,6 +42,10 @@ const ATTACHMENT_ID = /^(sub_[A-Za-z0-9_-]{1,64})\.(\d{1,4})$/;
  *   chunks, heartbeats while idle, resumable from `offset` or `Last-Event-ID`;
  *   live thread events (`tool_call_started`, `tool_call_done`, a hook's
  *   `state.emit`) as `thread_event` frames `{ event, data }` without an id;
+ *   a stream whose request carries `ctx.state.userId` (set by the host
+ *   app's middleware) is a client of that user: the agent's
+ *   `user_client_attached` / `user_client_detached` thread hooks run when it
+ *   opens and when it ends (runtime.clients, stream-clients.ts);
  *   `HEAD /:id` answers the stream's head offset in `Stream-Next-Offset`;
  * - `POST /:id/abort` aborts the instance's running and queued submissions;
  * - `GET /:id/attachments/:attachmentId` serves an attachment's bytes.
