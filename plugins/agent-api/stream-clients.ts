@@ -54,12 +54,19 @@ export class StreamClients {
    * Registers a stream that opened and runs its user's `user_client_attached`
    * hooks (not awaited). A stream with no user, an agent that selects no
    * user-scope hook, no thread-hooks plugin, or a runtime that is stopping
-   * runs nothing. Throws USER_VALUE_INVALID for a bad user id (the caller
-   * checked it first).
+   * runs nothing. Never throws: a scope that cannot be opened (a bad user
+   * id the caller should have refused first) is logged and runs nothing.
    */
   attach(opening: StreamOpening): StreamClient {
     if (opening.userId === undefined || this.draining || !this.kernel.has(ThreadHooks)) return DETACHED;
-    const scope = this.kernel.resolve(ThreadHooks).openUser(this.host(), opening.agentId, opening.userId);
+    let scope: UserScopeCalls;
+    try {
+      scope = this.kernel.resolve(ThreadHooks).openUser(this.host(), opening.agentId, opening.userId);
+    } catch (err) {
+      // The stream is already answering: it goes on without the hooks rather than hang or break.
+      this.kernel.logger.error('[Hooks] ✗ user_client_attached could not run', { hookType: 'user_client_attached', agentId: opening.agentId, error: errorMessage(err) });
+      return DETACHED;
+    }
     if (!scope.has('user_client_attached') && !scope.has('user_client_detached')) return DETACHED;
     const info: UserClientInfo = Object.freeze({ clientId: `client_${randomUUID()}`, agentId: opening.agentId, threadId: opening.threadId, connectedAt: nowIso() });
     const attached = this.track(this.guarded(scope, 'user_client_attached', () => scope.clientAttached(info)));
