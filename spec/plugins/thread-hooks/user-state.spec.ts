@@ -78,6 +78,24 @@ describe('thread hooks: UserState and user_value_changed', () => {
     assert.match(String(logged[0]!.error), /change hook broke/);
   });
 
+  it('client hooks: a throwing user_client_attached is logged with [Hooks] ✗, the next one runs with (user, client) only, and the call resolves', async () => {
+    const clients: unknown[][] = [];
+    fx.kernel.resolve(ThreadHooks).addAgentHooks('desk', [
+      defineHook({ hook: 'user_client_attached', id: 'broken_attach', execute: async () => { throw new Error('attach broke'); } }),
+      defineHook({ hook: 'user_client_attached', id: 'record_attach', execute: (...args: unknown[]) => void clients.push(['attached', (args[0] as UserState).userId, ...args.slice(1)]) }),
+      defineHook({ hook: 'user_client_detached', id: 'record_detach', execute: (...args: unknown[]) => void clients.push(['detached', (args[0] as UserState).userId, ...args.slice(1)]) }),
+    ], 'code');
+    const scope = open('desk', 'u-7');
+    assert.deepEqual([scope.has('user_client_attached'), scope.has('user_client_detached'), scope.has('user_value_changed')], [true, true, false]);
+    const client = { clientId: 'client_1', agentId: 'desk', threadId: 't-1', connectedAt: '2026-01-01T00:00:00.000Z' };
+    await scope.clientAttached(client);
+    await scope.clientDetached(client);
+    assert.deepEqual(clients, [['attached', 'u-7', client], ['detached', 'u-7', client]]);
+    assert.ok(Object.isFrozen(clients[0]![2]));
+    const logged = hookLogs();
+    assert.deepEqual(logged.map((l) => [l.hookId, l.hookType, l.error]), [['broken_attach', 'user_client_attached', 'attach broke']]);
+  });
+
   it('the change a hook gets is frozen: a hook cannot alter what the next one sees', async () => {
     fx.kernel.resolve(ThreadHooks).addAgentHooks('frozen', [
       defineHook({ hook: 'user_value_changed', id: 'meddle', execute: (_u, change) => { (change.newValue as { n: number }).n = 99; } }),
