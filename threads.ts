@@ -11,4 +11,5 @@ export { defineTool, type ThreadToolDefinition, type ThreadToolOptions, type Sta
 export { loadHooksFolder, DEFAULT_HOOKS_FOLDER, type LoadHooksFolderOptions } from './plugins/thread-hooks/hooks-folder.js';
 export { ThreadHookSet, type SourcedThreadHook } from './plugins/thread-hooks/thread-hook-set.js';
 export { THREAD_HOOK_VOCABULARY, USER_SCOPE_HOOKS, isBlockingError, type ThreadHookName } from './plugins/thread-hooks/thread-hook-vocabulary.js';
+export { openUserState } from './plugins/thread-hooks/open-user-state.js';
 export type * from './plugins/thread-hooks/thread-hook-types.js';

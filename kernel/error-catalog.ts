@@ -113,6 +113,7 @@ export const ERROR_CATALOG = {
   MESSAGE_HOOK_ERROR: { category: 'user', summary: 'a before_create_message thread hook prevented the message an operation was started with; no turn started (reason message_hook_error)' },
   HOOK_BLOCKED: { category: 'user', summary: 'a prefilter_llm_history thread hook threw an error with block: true; its message was stored as an assistant message and the model was not called (reason hook_blocked)' },
   THREAD_HOOK_INVALID: { category: 'user', summary: 'a thread hook definition (defineHook) or a hooks folder file is invalid: unknown hook name, bad id, duplicate id, missing default export' },
+  USER_VALUE_INVALID: { category: 'user', summary: 'a user id, user value key or user value (UserState.getValue / setValue, a stream\'s user) is invalid: empty, too long, control characters, not JSON, nested too deep or over 65,536 bytes' },
   HOOK_RESTORE_FAILED: { category: 'system', summary: 'persisted hooks could not be restored' },
   HOOK_MOCK_INVALID: { category: 'user', summary: 'a beforeToolCall handler passed mock() something that is not a valid tool result' },
   HOOK_HANDLER_TIMEOUT: { category: 'user', summary: 'a local hook handler did not settle within hooks.handlerTimeoutMs' },

@@ -253,6 +253,11 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     return this.host.resolveAll(token);
   }
 
+  /** Whether a plugin provides `token` (an optional service such as ThreadHooks). */
+  has(token: Token<unknown>): boolean {
+    return this.host.has(token);
+  }
+
   /** The hook dispatcher shared by every operation (document 000's HookDispatcher). */
   get hooks(): HookDispatcher {
     return this.requireStarted().dispatcher;

@@ -3,6 +3,7 @@ import type { PendingTool, StepKind, TerminalReason } from './hooks/hook-types.j
 import type { PruneCounts, PruneOptions, RetentionPolicy } from './retention.js';
 import type { SubmissionStore } from './submissions.js';
 import type { ToolStepStore } from './tool-steps.js';
+import type { UserValueStore } from './user-values.js';
 
 /**
  * The one store every hook vocabulary and every worker shares. All methods are
@@ -299,8 +300,11 @@ export interface DecisionFilter {
   limit?: number;
 }
 
-/** The store contract; the submissions of document 001 are {@link SubmissionStore} (kernel/submissions.ts), durable tool steps {@link ToolStepStore} (kernel/tool-steps.ts). */
-export interface Store extends SubmissionStore, ToolStepStore {
+/**
+ * The store contract; the submissions of document 001 are {@link SubmissionStore} (kernel/submissions.ts), durable tool
+ * steps {@link ToolStepStore} (kernel/tool-steps.ts), per-user values {@link UserValueStore} (kernel/user-values.ts).
+ */
+export interface Store extends SubmissionStore, ToolStepStore, UserValueStore {
   /** Creates or upgrades the schema; refuses a newer or damaged database. */
   migrate(): Promise<void>;
   close(): Promise<void>;

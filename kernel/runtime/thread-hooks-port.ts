@@ -143,6 +143,56 @@ export interface ThreadHookCalls {
   close(): void;
 }
 
+/**
+ * What the user scope (document 003's `user_client_attached`,
+ * `user_client_detached`, `user_value_changed`) needs of the runtime: no
+ * operation and no thread, only the bus, the store (the user values) and the
+ * agents' definitions (which hooks an agent selects).
+ */
+export interface UserHookHost {
+  readonly bus: HookBus;
+  readonly store: Store;
+  readonly logger: Logger;
+  /** A defined agent by id (an agent file's `threadHooks` and `subagents`), if any. */
+  agentDefinition(agentId: string): AgentDefinition | undefined;
+}
+
+/** One connection of a user's client to a conversation stream (a `UserClient` as user-scope hooks get it). */
+export interface UserClientInfo {
+  /** Unique per connection: a reconnect is a new client. */
+  readonly clientId: string;
+  /** The agent whose conversation stream the client reads. */
+  readonly agentId: string;
+  /** The stream's thread. */
+  readonly threadId: string;
+  /** When the stream opened (ISO). */
+  readonly connectedAt: string;
+}
+
+/**
+ * The user-scope hooks one agent selects, for one user (`openUser`). The
+ * hooks are observers: they cannot veto; a failing one is logged with the
+ * `[Hooks] ✗` prefix and the others run.
+ */
+export interface UserScopeCalls {
+  readonly userId: string;
+  /** Whether the agent selects any hook of this type (a caller skips its work otherwise). */
+  has(hook: string): boolean;
+  /** `user_client_attached`; never rejects. */
+  clientAttached(client: UserClientInfo): Promise<void>;
+  /** `user_client_detached`; never rejects. */
+  clientDetached(client: UserClientInfo): Promise<void>;
+  /** The user's value under `key` (a copy), or undefined. USER_VALUE_INVALID for a bad key. */
+  getValue(key: string): Promise<unknown>;
+  /**
+   * Stores the value (`undefined` removes it), then, when the stored value
+   * changed, runs `user_value_changed` (awaited; a failing hook does not undo
+   * the write). Rejects with USER_VALUE_INVALID (nothing stored) or the
+   * store's error (then no hook runs).
+   */
+  setValue(key: string, value: unknown): Promise<void>;
+}
+
 /** What a `ThreadHooks` provider does (plugins/thread-hooks). */
 export interface ThreadHooksService {
   /**
@@ -159,4 +209,12 @@ export interface ThreadHooksService {
    * static): selected as that agent's hooks for every operation it runs.
    */
   addAgentHooks(agentId: string, hooks: readonly ThreadHookLike[], source: string): void;
+  /**
+   * The user scope of `userId` for the hooks agent `agentId` selects (its
+   * file's `threadHooks`, its code hooks, the `parentThreadHooks` of its
+   * sub-agents; only the user-scope ones run). Synchronous; throws
+   * USER_VALUE_INVALID for a bad user id. A selected id this process knows
+   * no hook for is logged and the agent's user-scope hooks do not run.
+   */
+  openUser(host: UserHookHost, agentId: string, userId: string): UserScopeCalls;
 }

@@ -12,6 +12,7 @@ import { agentApiPlugin } from './index.js';
 import { createAgentDirectory } from './agent-identity.js';
 import type { SubmissionCoordinator } from './submission-coordinator.js';
 import { ConversationFeed } from './conversation-feed.js';
+import { StreamClients } from './stream-clients.js';
 
 /**
  * Where a runtime keeps its instances and submissions: in memory (default:
@@ -53,6 +54,8 @@ export interface ActiveRuntime {
   readonly coordinator: SubmissionCoordinator;
   /** The instances' conversation streams (history reads and live tails). */
   readonly feed: ConversationFeed;
+  /** The users' clients on those streams (SSE), and the user-scope hooks their coming and going runs. */
+  readonly clients: StreamClients;
 }
 
 let active: ActiveRuntime | undefined;
@@ -85,7 +88,8 @@ export async function start(options: StartOptions): Promise<AgentRuntimeHandle> 
     });
     await kernel.start();
     const feed = new ConversationFeed(kernel.store, kernel.events, coordinator!);
-    const runtime: ActiveRuntime = { kernel, directory, coordinator: coordinator!, feed };
+    const clients = new StreamClients(kernel);
+    const runtime: ActiveRuntime = { kernel, directory, coordinator: coordinator!, feed, clients };
     active = runtime;
     let stopping: Promise<void> | undefined;
     const stop = () => {
@@ -94,6 +98,8 @@ export async function start(options: StartOptions): Promise<AgentRuntimeHandle> 
           await runtime.coordinator.drain();
           // Tails still open (an SSE reader, a send whose submission stays as stored) end now.
           feed.close();
+          // Their user_client_detached hooks run now, while the store is open.
+          await clients.drain();
           await kernel.stop();
         } finally {
           if (active === runtime) active = undefined;

@@ -11,6 +11,7 @@ import { defaultThreadId, TERMINAL_STATUSES, UNFINISHED_STATUSES } from '../../k
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import { MemorySubmissions } from './memory-submissions.js';
 import { MemoryToolSteps } from './memory-tool-steps.js';
+import { MemoryUserValues } from './memory-user-values.js';
 import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
 import {
   decisionCutoff,
@@ -124,6 +125,8 @@ export class MemoryStore implements Store {
   );
   /** Durable tool steps (memory-tool-steps.ts), removed with their operation. */
   private readonly toolSteps = new MemoryToolSteps((id) => this.operations.has(id), () => this.assertOpen());
+  /** Per-user values (memory-user-values.ts): not thread data, so never pruned. */
+  private readonly userValues = new MemoryUserValues(() => this.assertOpen());
 
   /** Nothing to migrate; resolves at once. */
   async migrate(): Promise<void> {
@@ -216,6 +219,18 @@ export class MemoryStore implements Store {
 
   listToolSteps(operationId: string, toolCallId: string): Promise<ToolStepRecord[]> {
     return this.toolSteps.listToolSteps(operationId, toolCallId);
+  }
+
+  getUserValue(userId: string, key: string): Promise<unknown> {
+    return this.userValues.getUserValue(userId, key);
+  }
+
+  setUserValue(userId: string, key: string, value: unknown): Promise<{ previous: unknown }> {
+    return this.userValues.setUserValue(userId, key, value);
+  }
+
+  listUserValueKeys(userId: string): Promise<string[]> {
+    return this.userValues.listUserValueKeys(userId);
   }
 
   /** STORE_CONFLICT when the id exists. */

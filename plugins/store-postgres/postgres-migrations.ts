@@ -151,6 +151,16 @@ const MIGRATIONS: readonly string[] = [
     UNIQUE (operation_seq, tool_call_id, name)
   );
   `,
+  // 2: per-user values (UserState.getValue / setValue), one row per user and key; never pruned.
+  `
+  CREATE TABLE user_values (
+    user_id text ${C} NOT NULL,
+    key text ${C} NOT NULL,
+    value text NOT NULL,
+    updated_at text NOT NULL,
+    PRIMARY KEY (user_id, key)
+  );
+  `,
 ];
 
 /** The schema version this code writes. */

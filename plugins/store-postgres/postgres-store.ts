@@ -33,6 +33,7 @@ import * as leases from './postgres-leases.js';
 import * as reads from './postgres-reads.js';
 import { PostgresSubmissions } from './postgres-submissions.js';
 import { PostgresToolSteps } from './postgres-tool-steps.js';
+import { PostgresUserValues } from './postgres-user-values.js';
 
 export type PostgresStoreOptions = PostgresConnectionOptions;
 
@@ -56,12 +57,14 @@ export class PostgresStore implements Store {
   private busy?: Promise<unknown>;
   private readonly submissions: PostgresSubmissions;
   private readonly toolSteps: PostgresToolSteps;
+  private readonly userValues: PostgresUserValues;
   private readonly pruner: PostgresPruner;
 
   constructor(options: PostgresStoreOptions) {
     this.db = new PostgresConnection(options);
     this.submissions = new PostgresSubmissions(this.db);
     this.toolSteps = new PostgresToolSteps(this.db);
+    this.userValues = new PostgresUserValues(this.db);
     this.pruner = new PostgresPruner({ db: this.db, exclusive: (work) => this.exclusive(work), closed: () => this.closed });
   }
 
@@ -273,6 +276,22 @@ export class PostgresStore implements Store {
   async listToolSteps(operationId: string, toolCallId: string): Promise<ToolStepRecord[]> {
     await this.open();
     return this.toolSteps.list(operationId, toolCallId);
+  }
+
+  async getUserValue(userId: string, key: string): Promise<unknown> {
+    await this.open();
+    return this.userValues.get(userId, key);
+  }
+
+  /** One transaction that locks the row before reading the previous value (postgres-user-values.ts). */
+  async setUserValue(userId: string, key: string, value: unknown): Promise<{ previous: unknown }> {
+    await this.open();
+    return this.userValues.set(userId, key, value);
+  }
+
+  async listUserValueKeys(userId: string): Promise<string[]> {
+    await this.open();
+    return this.userValues.keys(userId);
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Logger } from '../../kernel/logger.js';
 import { MESSAGE_IMAGES_MIGRATION } from './message-images-migration.js';
 import { SUBMISSIONS_MIGRATION } from './submissions-migration.js';
 import { TOOL_STEPS_MIGRATION } from './tool-steps-migration.js';
+import { USER_VALUES_MIGRATION } from './user-values-migration.js';
 
 /** One schema step. `version` counts up from 1 without gaps; a shipped migration never changes. */
 export interface Migration {
@@ -347,6 +348,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   SUBMISSIONS_MIGRATION,
   MESSAGE_IMAGES_MIGRATION,
   TOOL_STEPS_MIGRATION,
+  USER_VALUES_MIGRATION,
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

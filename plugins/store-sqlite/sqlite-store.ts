@@ -28,6 +28,7 @@ import { defaultThreadId } from '../../kernel/store.js';
 import type { SubmissionAdmission, SubmissionAdmissionResult, SubmissionFilter, SubmissionRecord, SubmissionSettlement } from '../../kernel/submissions.js';
 import { SqliteSubmissions } from './sqlite-submissions.js';
 import { SqliteToolSteps } from './sqlite-tool-steps.js';
+import { SqliteUserValues } from './sqlite-user-values.js';
 import { SqliteMessageUpdate } from './sqlite-message-update.js';
 import type { NewToolStep, ToolStepRecord } from '../../kernel/tool-steps.js';
 import type { PruneCounts, PruneOptions, RetentionPolicy } from '../../kernel/retention.js';
@@ -289,6 +290,8 @@ export class SqliteStore implements Store {
   private submissions?: SqliteSubmissions;
   /** Durable tool steps (sqlite-tool-steps.ts), on this connection. */
   private toolSteps?: SqliteToolSteps;
+  /** Per-user values (sqlite-user-values.ts), on this connection. */
+  private userValues?: SqliteUserValues;
   /** Message updates (sqlite-message-update.ts), on this connection. */
   private messageUpdate?: SqliteMessageUpdate;
 
@@ -317,6 +320,7 @@ export class SqliteStore implements Store {
       this.statements = undefined;
       this.submissions = undefined;
       this.toolSteps = undefined;
+      this.userValues = undefined;
       this.messageUpdate = undefined;
       this.ids = undefined;
       db.close();
@@ -340,6 +344,7 @@ export class SqliteStore implements Store {
       insert: (thread, now) => this.insertThread(s, thread, now),
     });
     this.toolSteps = new SqliteToolSteps(db);
+    this.userValues = new SqliteUserValues(db);
     this.messageUpdate = new SqliteMessageUpdate(db, ids, { columns: MESSAGE_COLUMNS, from: MESSAGE_FROM });
     this.createOperationTx = db.transaction((op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => {
       // One stored definition per distinct agent JSON: the runtime starts many operations of the same agent.
@@ -524,6 +529,7 @@ export class SqliteStore implements Store {
     this.statements = undefined;
     this.submissions = undefined;
     this.toolSteps = undefined;
+    this.userValues = undefined;
     this.dynamicStatements.clear();
     this.seqs.clear();
     // The thread's connection closes first, so this last one checkpoints everything and removes the WAL.
@@ -613,6 +619,19 @@ export class SqliteStore implements Store {
 
   async listToolSteps(operationId: string, toolCallId: string): Promise<ToolStepRecord[]> {
     return this.guard(() => this.toolSteps!.list(operationId, toolCallId));
+  }
+
+  async getUserValue(userId: string, key: string): Promise<unknown> {
+    return this.guard(() => this.userValues!.get(userId, key));
+  }
+
+  /** Its own IMMEDIATE transaction: the previous value is read under the write lock. */
+  async setUserValue(userId: string, key: string, value: unknown): Promise<{ previous: unknown }> {
+    return this.guard(() => this.committed(this.userValues!.set(userId, key, value)));
+  }
+
+  async listUserValueKeys(userId: string): Promise<string[]> {
+    return this.guard(() => this.userValues!.keys(userId));
   }
 
   /** STORE_CONFLICT when the id exists. */

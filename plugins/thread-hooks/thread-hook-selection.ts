@@ -80,6 +80,44 @@ export function selectThreadHooks(input: SelectionInput): SelectedThreadHook[] {
   return selected;
 }
 
+/**
+ * The hooks an agent selects outside any operation (the user scope): the
+ * agent file's `threadHooks`, the agent's code hooks, and the
+ * `parentThreadHooks` of its sub-agents, with the same reasons and order as
+ * {@link selectThreadHooks}; `agent` is undefined for an agent with no
+ * definition (an agent function: its code hooks only). Prompt hooks and
+ * hooks given to one execAgent call belong to that operation and are not
+ * here. Throws THREAD_HOOK_MISSING as selectThreadHooks does.
+ */
+export function selectAgentHooks(input: { agentId: string; agent: AgentDefinition | undefined; agentDefinition: (agentId: string) => AgentDefinition | undefined; known: ThreadHookSet; agentCodeIds: readonly string[] }): SelectedThreadHook[] {
+  const { agentId, agent, known } = input;
+  const reasons = new Map<string, HookExecutionContext>();
+  const want = (id: string, context: HookExecutionContext, who: string): void => {
+    if (reasons.has(id)) return;
+    if (known.get(id) === undefined) {
+      throw new HookgateError('THREAD_HOOK_MISSING', `${who} selects the thread hook "${id}", but this process knows no hook with that id (agent "${agentId}", user scope)`, {
+        details: { hookId: id, agentId, selectedBy: context.source },
+      });
+    }
+    reasons.set(id, Object.freeze(context));
+  };
+  const source = Object.freeze({ kind: 'agent' as const, name: agentId });
+  for (const id of agent?.threadHooks ?? []) want(id, { source }, `agent "${agentId}"`);
+  for (const id of input.agentCodeIds) want(id, { source }, `agent "${agentId}" (its code hooks)`);
+  for (const childId of agent?.subagents ?? []) {
+    const child = input.agentDefinition(childId);
+    if (child?.parentThreadHooks === undefined) continue;
+    const childSource = Object.freeze({ kind: 'child' as const, name: childId, agentId: child.id });
+    for (const id of child.parentThreadHooks) want(id, { source: childSource }, `sub-agent "${childId}" of agent "${agentId}" (parentThreadHooks)`);
+  }
+  const selected: SelectedThreadHook[] = [];
+  for (const id of known.ids()) {
+    const context = reasons.get(id);
+    if (context !== undefined) selected.push({ definition: known.get(id)!.definition, context });
+  }
+  return selected;
+}
+
 /** Whether an operation could select any hook at all (cheap: no set is built when it cannot). */
 export function mightSelect(record: OperationRecord, agent: AgentDefinition, agentDefinition: (id: string) => AgentDefinition | undefined, agentHasCodeHooks: boolean): boolean {
   const selection = record.state.threadHooks;

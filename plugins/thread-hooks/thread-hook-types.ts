@@ -119,24 +119,43 @@ export interface ThreadState {
   setValue(key: string, value: unknown): Promise<void>;
 }
 
-/** What user-scope hooks get in place of a {@link ThreadState}. */
+/**
+ * What user-scope hooks get in place of a {@link ThreadState}: one user, and
+ * the values kept for that user across threads and agents.
+ */
 export interface UserState {
   readonly userId: string;
+  /** The value under `key` (a fresh copy), or undefined. Rejects with USER_VALUE_INVALID for a bad key. */
   getValue<T = unknown>(key: string): Promise<T | undefined>;
+  /**
+   * Stores a JSON value under `key` (`undefined` removes it); when the stored
+   * value changed, the agent's `user_value_changed` hooks run before this
+   * resolves. Rejects with USER_VALUE_INVALID, storing nothing, for a bad key
+   * or a value that is not JSON, nests deeper than 64 levels or is over
+   * 65,536 bytes of JSON.
+   */
   setValue(key: string, value: unknown): Promise<void>;
 }
 
-/** A connected client of a user (user_client_attached / user_client_detached). */
+/** A client of the user: one connection to a conversation stream (user_client_attached / user_client_detached). */
 export interface UserClient {
+  /** Unique per connection: a reconnect is a new client. */
   readonly clientId: string;
-  readonly threadId?: string;
+  /** The agent whose conversation stream the client reads. */
+  readonly agentId: string;
+  /** The stream's thread. */
+  readonly threadId: string;
+  /** When the stream opened (ISO 8601). */
+  readonly connectedAt: string;
 }
 
-/** One change of a user's values (user_value_changed). */
+/** One change of a user's values (user_value_changed), named as the web's StorageEvent names them. */
 export interface UserValueChange {
   readonly key: string;
-  readonly value: unknown;
-  readonly previous: unknown;
+  /** The value now stored; undefined when it was removed. */
+  readonly newValue: unknown;
+  /** The value it replaced; undefined when there was none. */
+  readonly oldValue: unknown;
 }
 
 type Maybe<T> = T | null | undefined | void;

@@ -5,6 +5,7 @@ import type { DecisionRecord, NewOperation, OperationState, Store } from '../../
 import { describePruneContract } from './store-prune-contract.js';
 import { describeSubmissionsContract } from './store-submissions-contract.js';
 import { describeToolStepsContract } from './store-tool-steps-contract.js';
+import { describeUserValuesContract } from './store-user-values-contract.js';
 import { describeMessageUpdateContract } from './store-message-update-contract.js';
 import { STATE_CASES, SUMMARY_CASES, TOOL_CALLS_CASES, TOOL_RESULT_CASES, USAGE_CASES, type OddCase } from '../kernel/odd-step-records.js';
 
@@ -958,6 +959,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describePruneContract(() => store);
     describeSubmissionsContract(() => store);
     describeToolStepsContract(() => store);
+    describeUserValuesContract(() => store);
     describeMessageUpdateContract(() => store);
 
     describe('lifecycle', () => {

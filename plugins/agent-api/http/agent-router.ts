@@ -13,6 +13,7 @@ import { currentRuntime, type ActiveRuntime } from '../start.js';
 import { FIXED_RESPONSE_HEADERS, respondWithError } from './error-envelope.js';
 import { readJsonBody } from './json-body.js';
 import { DEFAULT_HEARTBEAT_MS, SseWriter } from './sse-writer.js';
+import { checkUserId } from '../../../kernel/user-values.js';
 
 /** Tuning the server that mounts routers may set (not part of document 001's factory: every field has a default). */
 export interface AgentRouterTuning {
@@ -41,6 +42,10 @@ const ATTACHMENT_ID = /^(sub_[A-Za-z0-9_-]{1,64})\.(\d{1,4})$/;
  *   chunks, heartbeats while idle, resumable from `offset` or `Last-Event-ID`;
  *   live thread events (`tool_call_started`, `tool_call_done`, a hook's
  *   `state.emit`) as `thread_event` frames `{ event, data }` without an id;
+ *   a stream whose request carries `ctx.state.userId` (set by the host
+ *   app's middleware) is a client of that user: the agent's
+ *   `user_client_attached` / `user_client_detached` thread hooks run when it
+ *   opens and when it ends (runtime.clients, stream-clients.ts);
  *   `HEAD /:id` answers the stream's head offset in `Stream-Next-Offset`;
  * - `POST /:id/abort` aborts the instance's running and queued submissions;
  * - `GET /:id/attachments/:attachmentId` serves an attachment's bytes.
@@ -164,6 +169,7 @@ async function read(ctx: Context, runtime: ActiveRuntime, identity: string, id: 
   const after: ConversationChunkPosition =
     offsetParam !== undefined ? parseOffset(offsetParam) : lastEventId !== '' ? parseOffset(lastEventId, 'Last-Event-ID') : STREAM_START;
   const threadId = await existingThread(runtime, identity, id);
+  const userId = sse ? streamUserOf(ctx) : undefined;
   if (!sse) {
     const { chunks, next } = await runtime.feed.read(threadId, after);
     ctx.set({ 'Stream-Next-Offset': formatOffset(next), 'Stream-Up-To-Date': 'true', 'Cache-Control': 'no-store' });
@@ -177,6 +183,8 @@ async function read(ctx: Context, runtime: ActiveRuntime, identity: string, id: 
   res.flushHeaders();
   const writer = new SseWriter(res, tuning.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
   const closed = tuning.onStreamOpen?.(() => writer.close());
+  // A client of a user (document 003's user scope): attached now, detached however the stream ends.
+  const client = runtime.clients.attach({ agentId: identity, threadId, userId, close: () => writer.close() });
   try {
     await writer.send('control', { streamNextOffset: formatOffset(after), upToDate: false });
     await runtime.feed.follow(
@@ -199,7 +207,26 @@ async function read(ctx: Context, runtime: ActiveRuntime, identity: string, id: 
   } finally {
     writer.close();
     closed?.();
+    await client.detach();
   }
+}
+
+/**
+ * The user a stream's client belongs to: `ctx.state.userId`, as the host
+ * app's auth middleware in front of the router set it (the router trusts it
+ * and never reads a user from the request itself). Absent (undefined or
+ * null): nobody's. Anything else must be a user id (1 to 256 characters, no
+ * control characters), else 400 invalid_request, before the stream opens.
+ */
+function streamUserOf(ctx: Context): string | undefined {
+  const userId = (ctx.state as { userId?: unknown }).userId;
+  if (userId === undefined || userId === null) return undefined;
+  try {
+    checkUserId(userId, "the stream's user (ctx.state.userId, set by the middleware in front of the router)");
+  } catch (err) {
+    throw new InvalidRequestError((err as Error).message, { field: 'userId' });
+  }
+  return userId;
 }
 
 async function head(ctx: Context, runtime: ActiveRuntime, identity: string, id: string): Promise<void> {

@@ -25,7 +25,7 @@ describe('store-postgres: versioned migrations', function () {
     await store.migrate();
     await store.close();
     assert.deepEqual(await versions(schema), Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
-    assert.deepEqual(await tables(schema), ['decision_policies', 'decisions', 'hook_registrations', 'hookgate_migrations', 'messages', 'operations', 'steps', 'submissions', 'threads', 'tool_steps', 'users']);
+    assert.deepEqual(await tables(schema), ['decision_policies', 'decisions', 'hook_registrations', 'hookgate_migrations', 'messages', 'operations', 'steps', 'submissions', 'threads', 'tool_steps', 'user_values', 'users']);
   });
 
   it('migrating again (the same store, a new one, two at once) changes nothing and keeps every row', async () => {

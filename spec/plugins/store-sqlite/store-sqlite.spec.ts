@@ -114,7 +114,7 @@ describe('store-sqlite', () => {
   });
 
   describe('store-sqlite migrations', () => {
-    const ALL_TABLES = ['agent_definitions', 'decision_policies', 'decisions', 'hook_registrations', 'operation_log', 'operations', 'store_identity', 'submissions', 'threads', 'tool_steps', 'users'];
+    const ALL_TABLES = ['agent_definitions', 'decision_policies', 'decisions', 'hook_registrations', 'operation_log', 'operations', 'store_identity', 'submissions', 'threads', 'tool_steps', 'user_values', 'users'];
 
     it('creates a missing file and its folders at the latest schema version', async () => {
       const file = freshPath();
