@@ -23,7 +23,7 @@ import { isSettled, OperationWaiters } from './operation-waiters.js';
 import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
 import { threadContinuation } from './thread-continuation.js';
 import { STATIC_AGENT_SOURCE_ID } from './agent-source.js';
-import { publishDeferred } from './tool-result-publication.js';
+import { publishDeferred, type PreparedCompletion } from './tool-result-publication.js';
 import { rebaseOnPublications, takePublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
@@ -660,21 +660,26 @@ export class AgentRuntime {
    */
   async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const op = await this.get(operationId);
+    // What controls and thread hooks made of the result, kept for a retry: they run once per result.
+    const prepared: PreparedCompletion = {};
     // Between steps and decisions, one at a time: a completion never overwrites a step's state, nor a step its result.
     try {
-      return await inTurn(op, () => this.publish(op, toolCallId, raw));
+      return await inTurn(op, () => this.publish(op, toolCallId, raw, prepared));
     } catch (err) {
       if (!isVersionConflict(err)) throw err;
       // This process's copy was out of date (another process committed meanwhile): drop it and publish once more
       // against the stored state. Publishing fills an empty placeholder at most once, so this cannot store it twice.
       this.dropStale(op, err);
       const fresh = await this.get(operationId);
-      return inTurn(fresh, () => this.publish(fresh, toolCallId, raw));
+      return inTurn(fresh, () => this.publish(fresh, toolCallId, raw, prepared));
     }
   }
 
-  private async publish(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
-    const outcome = await publishDeferred(this.deps, op, toolCallId, raw);
+  private async publish(op: RunningOperation, toolCallId: string, raw: ToolResult, prepared: PreparedCompletion): Promise<{ published: boolean }> {
+    const outcome = await publishDeferred(this.deps, op, toolCallId, raw, prepared);
+    // Messages its result hooks injected: stored now when every call of the turn has its tool message (the
+    // placeholders are stored), so they follow the results; else the step that answers the last call stores them.
+    if (outcome.published && op.heldInjections !== undefined && op.record.state.pendingToolCalls.length === 0) await this.storeHeldInjections(op);
     if (outcome.runnable && !op.loopActive && !this.stopping) {
       // Published into an operation another process runs: that runner rebases its next commit on it
       // (publication-rebase.ts) and goes on; the copy here is out of date from then on, so it is not kept.
@@ -686,6 +691,16 @@ export class AgentRuntime {
       }
     }
     return { published: outcome.published };
+  }
+
+  /** Commits the messages result hooks injected for a deferred result (their before_create_message ran at injection), then after_create_message. */
+  private async storeHeldInjections(op: RunningOperation): Promise<void> {
+    const held = op.heldInjections ?? [];
+    op.heldInjections = undefined;
+    if (held.length === 0) return;
+    const before = op.messages.length;
+    await this.commit(op, { state: copyState(op.record.state), messages: held }, true);
+    if (op.threadHooks !== undefined) await afterCommitMessages(op, op.messages.slice(before));
   }
 
   /** A finished sub-agent answers its parent's placeholder (in this process or after a restart). */
