@@ -34,6 +34,8 @@ export interface MessageRow {
   compacted_into: string | null;
   created_at: string;
   images: string | null;
+  status: MessageRecord['status'] | null;
+  response_completed_at: number | null;
 }
 
 export interface ThreadRow {
@@ -121,6 +123,8 @@ export function toMessageRecord(row: MessageRow, ids: MessageIds): MessageRecord
   if (toolResult !== undefined) record.toolResult = toolResult;
   if (row.compacted_into !== null) record.compactedInto = row.compacted_into;
   if (row.images !== null) record.images = JSON.parse(row.images) as MessageRecord['images'];
+  if (row.status !== null) record.status = row.status;
+  if (row.response_completed_at !== null) record.responseCompletedAt = row.response_completed_at;
   return record;
 }
 
