@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HookgateError, errorMessage } from '../errors.js';
 import { messageUpdateOfHookFields } from '../message-update.js';
+import type { ToolCall } from '../messages.js';
 import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
 import { invokeToolNow } from './thread-tool-invocation.js';
@@ -38,6 +39,8 @@ export function writeKindOf(message: NewMessage): MessageWriteKind {
 export interface ThreadHookWrites {
   /** Commits one message as its own commit (state unchanged), under the caller's turn. */
   commitMessage(op: RunningOperation, message: NewMessage): Promise<MessageRecord>;
+  /** Starts the run of `op`'s idle thread for tool calls a hook queued (queued-tool-calls.ts); resolves its operation id. */
+  startQueuedToolRun(op: RunningOperation, calls: readonly ToolCall[], codeHooks: readonly ThreadHookLike[]): Promise<string>;
 }
 
 /**
@@ -88,7 +91,7 @@ export function threadHookHost(deps: RuntimeDeps, op: RunningOperation, codeHook
     emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
     updateMessage: (messageId, updates) => updateMessage(deps, op, messageId, updates),
     invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
-    queueTool: (name, args) => queueToolCall(deps, op, name, args),
+    queueTool: (name, args) => queueToolCall(deps, op, name, args, (calls) => writes.startQueuedToolRun(op, calls, codeHooks)),
   };
 }
 
