@@ -1,4 +1,15 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as v from 'valibot';
+import type { Agent } from '../../../plugins/agent-api/agent.js';
+import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
+import { defineTool } from '../../../plugins/agent-api/define-tool.js';
+import { init } from '../../../plugins/agent-api/init.js';
+import { start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
+import { useModel } from '../../../plugins/agent-api/use-model.js';
+import { useTool } from '../../../plugins/agent-api/use-tool.js';
 import type { AgentDefinition } from '../../../kernel/agent-definition.js';
 import { TERMINAL_STATUSES, type OperationRecord } from '../../../kernel/store.js';
 import { defineHook, type ThreadState } from '../../../threads.js';
@@ -197,5 +208,48 @@ describe('thread hooks: state.queueTool on an idle thread', function () {
     const threadId = (await w.kernel.getOperation(handle.operationId))!.threadId;
     assert.deepEqual(await texts(threadId), before);
     assert.equal((await threadOps(threadId)).length, 1);
+  });
+});
+
+let fnState: ThreadState | undefined;
+const fnWrites: string[] = [];
+
+/** An agent function of document 001 whose hook keeps its ThreadState; a tool queued later starts a run from the agent source. */
+function Scribe(): string {
+  useModel({ provider: 'scripted', turns: [{ text: 'noted' }, { text: 'written' }] } as never);
+  useTool(defineTool({ name: 'write_note', description: 'Writes a note', input: v.object({ text: v.string() }), run: ({ data }) => (fnWrites.push(data.text), `wrote ${data.text}`) }));
+  return 'You take notes.';
+}
+(Scribe as Agent).threadHooks = [defineHook({ hook: 'after_create_message', id: 'keep_state', execute: (state) => void (fnState = state) })];
+
+describe('thread hooks: state.queueTool on the idle thread of an agent function', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let runtime: AgentRuntimeHandle;
+  beforeEach(async () => {
+    fnState = undefined;
+    fnWrites.length = 0;
+    dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-idle-fn-')));
+    runtime = await start({ agents: [Scribe as Agent], env: {}, db: { sqlite: path.join(dir, 'db.sqlite') } });
+  });
+  afterEach(async () => {
+    await runtime.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("starts a run of the instance's thread from its agent source: the call is stored, runs the agent's own tool, and the model answers", async () => {
+    const reply = await init(Scribe as Agent, { id: 's-1' }).dispatch('remember milk');
+    assert.equal(reply.text, 'noted');
+    const threadId = agentThreadId('Scribe', 's-1');
+    fnState!.queueTool('agent__write_note', { text: 'milk' });
+    await until(async () => {
+      const ops = await runtime.kernel.store.listThreadOperations(threadId);
+      return ops.length === 2 && TERMINAL_STATUSES.has(ops[1]!.status);
+    }, 15_000);
+    const ops = await runtime.kernel.store.listThreadOperations(threadId);
+    assert.equal(ops[1]!.status, 'done', JSON.stringify(ops[1]!.error));
+    assert.deepEqual(fnWrites, ['milk']);
+    const stored = await runtime.kernel.store.listThreadMessages(threadId);
+    assert.deepEqual(stored.map((m) => [m.role, m.content]), [['user', 'remember milk'], ['assistant', 'noted'], ['assistant', ''], ['tool', '"wrote milk"'], ['assistant', 'written']]);
   });
 });
