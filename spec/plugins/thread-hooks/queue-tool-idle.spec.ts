@@ -197,6 +197,31 @@ describe('thread hooks: state.queueTool on an idle thread', function () {
     ]);
   });
 
+  it("attack: a tool queued on a finished sub-agent's idle thread runs there and never answers the parent's call again", async () => {
+    let childState: ThreadState | undefined;
+    w.kernel.agents.define({ id: 'child', model: scripted([{ text: 'child answer' }, { text: 'child wrote it' }], { provider: 'recorded' }), tools: ['files/write'] });
+    w.kernel.agents.define({ id: 'parent', subagents: ['child'], model: scripted([{ toolCalls: [{ identifier: 'agents', apiName: 'child', args: { instruction: 'summarize' } }] }, { text: 'parent done' }], { provider: 'recorded' }) });
+    const handle = await w.kernel.execAgent({
+      agentId: 'parent',
+      prompt: 'go',
+      threadHooks: [defineHook({ hook: 'after_subagent_created', id: 'keep_child', execute: (_s, child) => void (childState = child) })],
+    });
+    const parent = await handle.completed();
+    assert.equal(parent.status, 'done');
+    const parentMessages = await w.kernel.listMessages(parent.id);
+    const [child] = await w.kernel.listOperations({ parentOperationId: parent.id });
+    await until(async () => (await w.kernel.getOperation(child!.id))?.status === 'done', 10_000);
+    childState!.queueTool('files/write', { path: 'child.txt' });
+    const run = await queuedRun(child!.threadId);
+    assert.equal(run.status, 'done', JSON.stringify(run.error));
+    assert.equal(run.parentOperationId, undefined);
+    assert.equal(run.context['hookgate.parentToolCallId'], undefined);
+    assert.deepEqual((await texts(child!.threadId)).slice(2), [['assistant', '', 'files/write'], ['tool', 'Wrote child.txt', ''], ['assistant', 'child wrote it', '']]);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await w.kernel.listMessages(parent.id), parentMessages, "the parent's thread is untouched");
+    assert.equal((await w.kernel.getOperation(parent.id))!.version, parent.version);
+  });
+
   it('refuses (THREAD_HOOK_UNSUPPORTED) while the thread waits for a human, storing nothing', async () => {
     let saved: ThreadState | undefined;
     const agent = { id: 'careful', model: scripted([{ toolCalls: [{ identifier: 'files', apiName: 'write', args: { path: 'a' } }] }], { provider: 'recorded' }), tools: ['files/write'], approval: { tools: ['files/write'] } } as AgentDefinition;
