@@ -32,7 +32,7 @@ export const ERROR_CATALOG = {
   STORE_NOT_FOUND: { category: 'user', summary: 'a record does not exist' },
   STORE_CONFLICT: { category: 'user', summary: 'a record is not in the state the change expects' },
   STORE_VERSION_CONFLICT: { category: 'system', summary: 'another process or connection changed the operation first (compare-and-swap on its state version)' },
-  MESSAGE_UPDATE_INVALID: { category: 'user', summary: 'a message update names a field that cannot be updated (only content can; id, role, thread and position never change) or gives a value of the wrong type' },
+  MESSAGE_UPDATE_INVALID: { category: 'user', summary: 'a message update names a field that cannot be updated (only content, status and the response completion time can; id, role, thread, position and tool-call ids never change) or gives a value of the wrong type' },
   STORE_UNAVAILABLE: { category: 'system', summary: 'the database server cannot be reached or refused the connection (store-postgres)' },
   QUEUE_UNAVAILABLE: { category: 'system', summary: 'the step queue (Redis, for execution: queue) cannot be reached or refused a job' },
   QUEUE_NOT_CONFIGURED: { category: 'user', summary: 'kernel.work() was called on a kernel without a step queue (set execution: queue)' },

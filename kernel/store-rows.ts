@@ -203,6 +203,9 @@ export interface MessageTailColumns {
   tool_result: string | null;
   compacted_into: string | null;
   images: string | null;
+  status: MessageRecord['status'] | null;
+  /** Microseconds; PostgreSQL's bigint arrives as a string. */
+  response_completed_at: string | number | null;
 }
 
 /** Adds the optional message fields of `row` to `record` (absent columns stay absent). */
@@ -214,5 +217,7 @@ export function withMessageColumns(record: MessageRecord, row: MessageTailColumn
   if (toolResult !== undefined) record.toolResult = toolResult;
   if (row.compacted_into !== null) record.compactedInto = row.compacted_into;
   if (row.images !== null) record.images = JSON.parse(row.images) as MessageRecord['images'];
+  if (row.status !== null) record.status = row.status;
+  if (row.response_completed_at !== null) record.responseCompletedAt = Number(row.response_completed_at);
   return record;
 }

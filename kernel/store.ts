@@ -103,16 +103,27 @@ export interface MessageRecord extends Message {
   /** Set when a compaction replaced this message with a summary. */
   compactedInto?: string;
   createdAt: string;
+  /** Document 003's message `status`, set only by a message update (a new message has none). */
+  status?: MessageStatus;
+  /** Document 003's `response_completed_at`: microseconds since the epoch, set only by a message update. */
+  responseCompletedAt?: number;
 }
+
+/** The statuses a message update may set (document 003's message `status`). */
+export type MessageStatus = 'pending' | 'completed' | 'failed';
 
 /**
  * What `updateMessage` may change on a stored message (document 003's
- * `ThreadState.updateMessage`): its content. Everything else is fixed once
- * written: id, role, thread, operation and position place the message, and a
- * tool call's or result's ids bind approvals and results.
+ * `ThreadState.updateMessage`): its content, its status and the time its
+ * response completed. Everything else is fixed once written: id, role,
+ * thread, operation and position place the message, and a tool call's or
+ * result's ids bind approvals and results.
  */
 export interface MessageUpdate {
   content?: string;
+  status?: MessageStatus;
+  /** Microseconds since the epoch: a whole number from 0 to Number.MAX_SAFE_INTEGER. */
+  responseCompletedAt?: number;
 }
 
 /** A committed step: its kind, timing, usage and summary. */

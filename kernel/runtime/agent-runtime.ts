@@ -5,11 +5,11 @@ import { copyRecord, copyState } from './copy-state.js';
 import { deepFreeze, type AgentDefinition } from '../agent-definition.js';
 import { HookgateError, errorMessage } from '../errors.js';
 import type { AgentHook, HookEventMap, StepKind, TerminalReason } from '../hooks/hook-types.js';
-import { ZERO_USAGE, addUsage, type MessageImage, type ToolResult } from '../messages.js';
+import { ZERO_USAGE, addUsage, type MessageImage, type ToolCall, type ToolResult } from '../messages.js';
 import { TERMINAL_STATUSES, type MessageRecord, type OperationRecord, type OperationState, type StepCommit } from '../store.js';
 import { activeMessages, type RunningOperation } from './running-operation.js';
 import { decideNextStep, type NextStep } from './next-step.js';
-import { readmitLegacyState } from './tool-call-gate.js';
+import { admitToolCalls, readmitLegacyState } from './tool-call-gate.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { agentAtStart, agentSourceOf, readStepAgent } from './agent-source-step.js';
 import { sourceFinishing, sourceSettled, sourceStartCommit, takeThreadValues, type ClosingWrites } from './agent-source-lifecycle.js';
@@ -23,13 +23,13 @@ import { isSettled, OperationWaiters } from './operation-waiters.js';
 import { announceDecision, decisionCommit, decisionTargets } from './human-decision.js';
 import { threadContinuation } from './thread-continuation.js';
 import { STATIC_AGENT_SOURCE_ID } from './agent-source.js';
-import { publishDeferred } from './tool-result-publication.js';
+import { publishDeferred, type PreparedCompletion } from './tool-result-publication.js';
 import { rebaseOnPublications, takePublications } from './publication-rebase.js';
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
-import { takeQueuedToolCalls } from './queued-tool-calls.js';
+import { queuedToolRunOptions, takeQueuedToolCalls } from './queued-tool-calls.js';
 import { afterCommitMessages, beforeCommitMessages, openThreadHooks, threadHookHost, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
@@ -87,8 +87,12 @@ export class AgentRuntime {
     };
   }
 
-  /** Creates and persists the operation, then runs it in the background. Resolves once persisted. */
-  async start(options: ExecAgentOptions): Promise<string> {
+  /**
+   * Creates and persists the operation, then runs it in the background. Resolves once persisted.
+   * `queued`: tool calls a thread hook queued on the (idle) thread: the run's first message is the
+   * assistant message holding them (not the prompt), and they are its first pending calls.
+   */
+  async start(options: ExecAgentOptions, queued?: readonly ToolCall[]): Promise<string> {
     if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
     const images = checkMessageImages(options.promptImages, 'promptImages');
     // Time-ordered: a new operation's id goes at the right edge of the store's id index.
@@ -100,9 +104,13 @@ export class AgentRuntime {
     // Validate hooks before anything is stored.
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
     const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };
+    // Queued calls are admitted again for this run's agent: a fresh identity each, arguments checked by its tools' schemas.
+    const queuedCalls = queued === undefined ? undefined : admitToolCalls(this.deps, agent, queued.map((c) => ({ id: '', identifier: c.identifier, apiName: c.apiName, args: c.args })));
+    if (queuedCalls !== undefined) state.pendingToolCalls = queuedCalls;
     const selection = threadHookSelection(options);
     if (selection !== undefined) state.threadHooks = selection;
-    const promptMessage: NewMessage = images === undefined ? { role: 'user', content: options.prompt } : { role: 'user', content: options.prompt, images };
+    const promptMessage: NewMessage =
+      queuedCalls !== undefined ? { role: 'assistant', content: '', toolCalls: queuedCalls } : images === undefined ? { role: 'user', content: options.prompt } : { role: 'user', content: options.prompt, images };
     // Thread hooks are opened before anything is stored (a bad or missing hook stores nothing), on the record to be.
     const provisional = provisionalRecord(operationId, agent, context, state, options, userId);
     const op = this.track(provisional, agent, [], [], options, false);
@@ -157,8 +165,9 @@ export class AgentRuntime {
     if (op.threadHooks !== undefined) {
       if (options.threadId === undefined) await op.threadHooks.afterThreadCreated();
       if (prevented !== undefined) {
-        // A sent message a hook prevented: nothing stored, no turn, the run fails (document 003 "Error Handling").
-        await this.finish(op, 'message_hook_error', { message: `a before_create_message hook prevented the sent message: ${errorMessage(prevented)}`, code: 'MESSAGE_HOOK_ERROR' });
+        // A sent message (or a queued tool call's) a hook prevented: nothing stored, no turn, the run fails (document 003 "Error Handling").
+        const what = queuedCalls !== undefined ? 'the tool call queued on the idle thread' : 'the sent message';
+        await this.finish(op, 'message_hook_error', { message: `a before_create_message hook prevented ${what}: ${errorMessage(prevented)}`, code: 'MESSAGE_HOOK_ERROR' });
         await this.driver.release(operationId);
         return operationId;
       }
@@ -580,6 +589,8 @@ export class AgentRuntime {
           const started = await sourceStartCommit(this.deps, op);
           if (started !== undefined) await this.commit(op, started);
         }
+        // Calls hooks queued after the last step's draft (its after_create_message hooks): stored before the decision, so they run.
+        if (op.queuedTools !== undefined) await this.commitQueuedToolCalls(op);
         next = decideNextStep(op.agent, op.record.state, op.messages);
         if (next.kind === 'finish' && next.reason === 'done') {
           // The source may continue the operation instead (agent functions' useAgentFinish appends).
@@ -660,21 +671,26 @@ export class AgentRuntime {
    */
   async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const op = await this.get(operationId);
+    // What controls and thread hooks made of the result, kept for a retry: they run once per result.
+    const prepared: PreparedCompletion = {};
     // Between steps and decisions, one at a time: a completion never overwrites a step's state, nor a step its result.
     try {
-      return await inTurn(op, () => this.publish(op, toolCallId, raw));
+      return await inTurn(op, () => this.publish(op, toolCallId, raw, prepared));
     } catch (err) {
       if (!isVersionConflict(err)) throw err;
       // This process's copy was out of date (another process committed meanwhile): drop it and publish once more
       // against the stored state. Publishing fills an empty placeholder at most once, so this cannot store it twice.
       this.dropStale(op, err);
       const fresh = await this.get(operationId);
-      return inTurn(fresh, () => this.publish(fresh, toolCallId, raw));
+      return inTurn(fresh, () => this.publish(fresh, toolCallId, raw, prepared));
     }
   }
 
-  private async publish(op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
-    const outcome = await publishDeferred(this.deps, op, toolCallId, raw);
+  private async publish(op: RunningOperation, toolCallId: string, raw: ToolResult, prepared: PreparedCompletion): Promise<{ published: boolean }> {
+    const outcome = await publishDeferred(this.deps, op, toolCallId, raw, prepared);
+    // Messages its result hooks injected: stored now when every call of the turn has its tool message (the
+    // placeholders are stored), so they follow the results; else the step that answers the last call stores them.
+    if (outcome.published && op.heldInjections !== undefined && op.record.state.pendingToolCalls.length === 0) await this.storeHeldInjections(op);
     if (outcome.runnable && !op.loopActive && !this.stopping) {
       // Published into an operation another process runs: that runner rebases its next commit on it
       // (publication-rebase.ts) and goes on; the copy here is out of date from then on, so it is not kept.
@@ -686,6 +702,24 @@ export class AgentRuntime {
       }
     }
     return { published: outcome.published };
+  }
+
+  /** Queued tool calls no step took (queued once its draft was made): their assistant message as a commit of its own, the calls pending. */
+  private async commitQueuedToolCalls(op: RunningOperation): Promise<void> {
+    const state = copyState(op.record.state);
+    const draft: StepDraft = { kind: 'call_tool', stepIndex: state.stepIndex, state, commit: { state, messages: [] }, after: {}, usage: ZERO_USAGE };
+    await takeQueuedToolCalls(this.deps, op, draft);
+    if (draft.commit.messages!.length > 0) await this.commit(op, draft.commit);
+  }
+
+  /** Commits the messages result hooks injected for a deferred result (their before_create_message ran at injection), then after_create_message. */
+  private async storeHeldInjections(op: RunningOperation): Promise<void> {
+    const held = op.heldInjections ?? [];
+    op.heldInjections = undefined;
+    if (held.length === 0) return;
+    const before = op.messages.length;
+    await this.commit(op, { state: copyState(op.record.state), messages: held }, true);
+    if (op.threadHooks !== undefined) await afterCommitMessages(op, op.messages.slice(before));
   }
 
   /** A finished sub-agent answers its parent's placeholder (in this process or after a restart). */
@@ -759,6 +793,10 @@ export class AgentRuntime {
       const stored = op.messages.slice(before).find((m) => m.role === message.role && m.content === message.content) ?? op.messages.at(-1);
       if (stored === undefined) throw new HookgateError('STORE_CONFLICT', `operation ${op.record.id}: the injected message was not stored`);
       return stored;
+    },
+    startQueuedToolRun: async (op, calls, codeHooks) => {
+      if (this.stopping) throw new HookgateError('KERNEL_STOPPED', 'the kernel is stopping; no new operation can start');
+      return this.start(await queuedToolRunOptions(this.deps, op, codeHooks), calls);
     },
   };
 

@@ -57,6 +57,8 @@ export interface RunningOperation {
    * only while such hooks run or hold messages; in memory only.
    */
   heldInjections?: NewMessage[];
+  /** Tool calls hooks queued on this operation once it ended (its thread idle): the run they start takes them together (queued-tool-calls.ts). */
+  idleQueue?: ToolCall[];
   /** Tool calls thread hooks queued (`state.queueTool`), for the commit of the next step that leaves none pending (queued-tool-calls.ts). */
   queuedTools?: ToolCall[];
   /** Whether tool-result hooks run now (their injections are held). */

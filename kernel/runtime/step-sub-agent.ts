@@ -8,6 +8,7 @@ import type { StepDraft, StepExecutor, StepOutcome, StepServices } from './step-
 import { settleWithoutRunning } from './step-tool-call.js';
 import { gateToolCall } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
+import { toolCallDone, toolCallsWatched } from './tool-call-thread-hooks.js';
 import { deferInStep, publishInStep } from './tool-result-publication.js';
 
 /**
@@ -89,10 +90,12 @@ async function afterSubagentCreated(services: StepServices, op: RunningOperation
   }
 }
 
-/** An answer given now (a mock, or a sub-agent that could not start) passes result control like any result. */
+/** An answer given now (a mock, or a sub-agent that could not start) passes result control and the result hooks like any result. */
 async function answerNow(services: StepServices, op: RunningOperation, draft: StepDraft, context: ToolCallHookContext, call: ToolCall, raw: ToolResult, mocked: boolean): Promise<StepOutcome> {
-  const result = await controlResult(services.deps, op, context, raw, mocked);
-  if (result === 'cancelled') return 'cancelled';
+  const controlled = await controlResult(services.deps, op, context, raw, mocked);
+  if (controlled === 'cancelled') return 'cancelled';
+  // Document 003's tool_call_done and result hooks, as for any result of a call (the child's answer: publishDeferred).
+  const result = toolCallsWatched(services.deps, op) ? await toolCallDone(services.deps, op, call, controlled) : controlled;
   publishInStep(services.deps, op, draft, context, call, result, { mocked, observed: true, durationMs: 0 });
   return 'ready';
 }

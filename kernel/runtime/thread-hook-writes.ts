@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HookgateError, errorMessage } from '../errors.js';
+import { messageUpdateOfHookFields } from '../message-update.js';
+import type { ToolCall } from '../messages.js';
 import type { MessageRecord, NewMessage, StepCommit } from '../store.js';
 import type { RunningOperation } from './running-operation.js';
 import { invokeToolNow } from './thread-tool-invocation.js';
@@ -37,6 +39,8 @@ export function writeKindOf(message: NewMessage): MessageWriteKind {
 export interface ThreadHookWrites {
   /** Commits one message as its own commit (state unchanged), under the caller's turn. */
   commitMessage(op: RunningOperation, message: NewMessage): Promise<MessageRecord>;
+  /** Starts the run of `op`'s idle thread for tool calls a hook queued (queued-tool-calls.ts); resolves its operation id. */
+  startQueuedToolRun(op: RunningOperation, calls: readonly ToolCall[], codeHooks: readonly ThreadHookLike[]): Promise<string>;
 }
 
 /**
@@ -87,13 +91,14 @@ export function threadHookHost(deps: RuntimeDeps, op: RunningOperation, codeHook
     emit: (event, data) => deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event, data }),
     updateMessage: (messageId, updates) => updateMessage(deps, op, messageId, updates),
     invokeTool: (name, args) => invokeToolNow(deps, op, name, args),
-    queueTool: (name, args) => queueToolCall(deps, op, name, args),
+    queueTool: (name, args) => queueToolCall(deps, op, name, args, (calls) => writes.startQueuedToolRun(op, calls, codeHooks)),
   };
 }
 
 /**
  * `state.updateMessage()`: `before_update_message` (a throw rejects with the
- * hook's error, nothing stored), the store's update (it refuses fields that
+ * hook's error, nothing stored), the store's update of the row's fields
+ * `content`, `status`, `response_completed_at` (it refuses fields that
  * cannot change, another thread's message and a compacted one), the running
  * conversation brought up to date (the next model request sends the new
  * content), then `after_update_message` (failures logged by the chain, the
@@ -102,10 +107,14 @@ export function threadHookHost(deps: RuntimeDeps, op: RunningOperation, codeHook
 async function updateMessage(deps: RuntimeDeps, op: RunningOperation, messageId: string, updates: Record<string, unknown>): Promise<MessageRecord> {
   const hooks = op.threadHooks;
   const ready = hooks !== undefined && hooks.has('before_update_message') ? await hooks.beforeUpdateMessage(messageId, updates) : updates;
-  const stored = await deps.store.updateMessage(op.record.threadId, messageId, ready);
+  // The row's names (content, status, response_completed_at) as the store's; any other field is refused here.
+  const stored = await deps.store.updateMessage(op.record.threadId, messageId, messageUpdateOfHookFields(messageId, ready));
   const index = op.messages.findIndex((m) => m.id === messageId);
   if (index >= 0) {
-    op.messages[index] = { ...op.messages[index]!, content: stored.content };
+    const held = { ...op.messages[index]!, content: stored.content };
+    if (stored.status !== undefined) held.status = stored.status;
+    if (stored.responseCompletedAt !== undefined) held.responseCompletedAt = stored.responseCompletedAt;
+    op.messages[index] = held;
     // The incremental model prompt holds the old content: rebuilt on the next turn.
     op.prompt = undefined;
   }

@@ -1,7 +1,7 @@
 import { nowIso } from '../clock.js';
 import type { ToolCallHookContext } from '../hooks/hook-types.js';
 import type { ToolCall, ToolResult } from '../messages.js';
-import { TERMINAL_STATUSES } from '../store.js';
+import { TERMINAL_STATUSES, type NewMessage } from '../store.js';
 import { SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { recountConversation } from './conversation-tokens.js';
 import { copyState } from './copy-state.js';
@@ -10,7 +10,7 @@ import type { RuntimeDeps } from './runtime-deps.js';
 import type { StepDraft } from './step-executor.js';
 import { toolEntryFor } from './tool-call-gate.js';
 import { controlResult } from './tool-result-control.js';
-import { releaseHeldInjections } from './tool-call-thread-hooks.js';
+import { releaseHeldInjections, toolCallDone, toolCallsWatched } from './tool-call-thread-hooks.js';
 
 /** How a result came to be: mocked by a hook, seen by hooks at all (a call refused before any hook saw it is not), the tool's error. */
 export interface PublicationFacts {
@@ -65,24 +65,49 @@ export function deferInStep(draft: StepDraft, toolCallId: string, op?: RunningOp
 }
 
 /**
- * Publishes a deferred result into its placeholder exactly once, in the same
- * order: result control, then the store (the placeholder is filled with a
- * compare-and-swap on the state version, at most once), then the stream, then
- * afterToolCall observers. Resolves `runnable: true` when the operation is
- * `running` afterwards (nothing else outstanding, or it never parked): the
- * caller launches it unless another process runs it (the model gets the
- * result at the next turn). A duplicate, late or unknown
- * completion changes nothing and resolves `published: false`.
+ * What one completion decided before the store took it: the result after
+ * result control and document 003's `tool_call_done` and result hooks, and
+ * the messages those hooks injected. Kept by the caller across a retry on a
+ * fresh copy of the operation (a version conflict), so controls and hooks
+ * run once per result, never once per attempt.
  */
-export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, toolCallId: string, raw: ToolResult): Promise<{ published: boolean; runnable?: boolean }> {
+export interface PreparedCompletion {
+  result?: ToolResult;
+  held?: NewMessage[];
+}
+
+/**
+ * Publishes a deferred result into its placeholder exactly once, in the same
+ * order as a result of the step: result control, then document 003's
+ * `tool_call_done` event and hooks and the result hooks (after_tool_call_*,
+ * before_store_tool_result: their result is the one stored), then the store
+ * (the placeholder is filled with a compare-and-swap on the state version, at
+ * most once), then the stream, then afterToolCall observers. Messages the
+ * result hooks inject are held on the operation (the caller stores them once
+ * the turn's calls are all answered). Resolves `runnable: true` when the
+ * operation is `running` afterwards (nothing else outstanding, or it never
+ * parked): the caller launches it unless another process runs it (the model
+ * gets the result at the next turn). A duplicate, late or unknown completion
+ * changes nothing, runs no hook and resolves `published: false`.
+ */
+export async function publishDeferred(deps: RuntimeDeps, op: RunningOperation, toolCallId: string, raw: ToolResult, prepared: PreparedCompletion = {}): Promise<{ published: boolean; runnable?: boolean }> {
   const deferred = op.record.state.deferredToolCallIds ?? [];
   if (TERMINAL_STATUSES.has(op.record.status) || op.abort.signal.aborted || !deferred.includes(toolCallId)) return { published: false };
   const located = locateToolCall(op.messages, toolCallId);
   if (!located) return { published: false };
   const { call } = located;
   const context = toolCallContext(op, call, op.record.state.stepIndex, call.identifier === SUBAGENT_IDENTIFIER ? 'agent' : toolEntryFor(deps, op.agent, call)?.tool.toolSource);
-  const result = await controlResult(deps, op, context, raw, false);
-  if (result === 'cancelled') return { published: false };
+  let result = prepared.result;
+  if (result === undefined) {
+    const controlled = await controlResult(deps, op, context, raw, false);
+    if (controlled === 'cancelled') return { published: false };
+    result = toolCallsWatched(deps, op) ? await toolCallDone(deps, op, call, controlled) : controlled;
+    prepared.result = result;
+    prepared.held = op.heldInjections;
+  } else if (prepared.held !== undefined && op.heldInjections === undefined) {
+    // A retry on a fresh copy: the injections of the first attempt's hooks go with the result.
+    op.heldInjections = prepared.held;
+  }
   const state = copyState(op.record.state);
   state.deferredToolCallIds = deferred.filter((id) => id !== toolCallId);
   const resume = state.deferredToolCallIds.length === 0 && state.pendingToolCalls.length === 0 && !state.approval;

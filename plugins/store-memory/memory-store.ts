@@ -272,6 +272,8 @@ export class MemoryStore implements Store {
       throw new HookgateError('STORE_CONFLICT', `Message ${messageId} was compacted into ${message.compactedInto}; a compacted message cannot be updated`, { details: { threadId, messageId } });
     }
     if (checked.content !== undefined) message.content = checked.content;
+    if (checked.status !== undefined) message.status = checked.status;
+    if (checked.responseCompletedAt !== undefined) message.responseCompletedAt = checked.responseCompletedAt;
     return copy(message);
   }
 

@@ -211,7 +211,8 @@ export async function saveHooksTx(client: PoolClient, operationId: string, hooks
  * updateMessage's transaction: the update checked before any query, the
  * message row locked, its thread and compaction checked, its content
  * rewritten (as JSON text, like every stored content). Throws as the Store
- * contract says; a throw rolls the transaction back.
+ * contract says; a throw rolls the transaction back. The status and the
+ * completion time are written as given (NULL until an update sets them).
  */
 export async function updateMessageTx(client: PoolClient, threadId: string, messageId: string, update: MessageUpdate): Promise<MessageRecord> {
   const checked = checkMessageUpdate(messageId, update);
@@ -225,8 +226,10 @@ export async function updateMessageTx(client: PoolClient, threadId: string, mess
   if (row.compacted_into !== null) {
     throw new HookgateError('STORE_CONFLICT', `Message ${messageId} was compacted into ${row.compacted_into}; a compacted message cannot be updated`, { details: { threadId, messageId } });
   }
-  if (checked.content === undefined) return toMessageRecord(row);
-  const content = JSON.stringify(checked.content);
-  await client.query('UPDATE messages SET content = $1 WHERE seq = $2', [content, row.seq]);
-  return toMessageRecord({ ...row, content });
+  if (checked.content === undefined && checked.status === undefined && checked.responseCompletedAt === undefined) return toMessageRecord(row);
+  const content = checked.content === undefined ? row.content : JSON.stringify(checked.content);
+  const status = checked.status ?? row.status;
+  const completedAt = checked.responseCompletedAt ?? row.response_completed_at;
+  await client.query('UPDATE messages SET content = $1, status = $2, response_completed_at = $3 WHERE seq = $4', [content, status, completedAt, row.seq]);
+  return toMessageRecord({ ...row, content, status, response_completed_at: completedAt });
 }

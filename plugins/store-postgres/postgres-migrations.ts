@@ -161,6 +161,11 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, key)
   );
   `,
+  // 3: what a message update of document 003 may set besides the content (NULL until an update sets them).
+  `
+  ALTER TABLE messages ADD COLUMN status text;
+  ALTER TABLE messages ADD COLUMN response_completed_at bigint;
+  `,
 ];
 
 /** The schema version this code writes. */

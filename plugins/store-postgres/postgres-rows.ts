@@ -19,7 +19,7 @@ export const OPERATION_COLUMNS = `o.id, o.agent_id, t.id AS thread_id, o.parent_
   o.error, o.created_at, o.updated_at, o.version`;
 export const OPERATION_FROM = 'operations o JOIN threads t ON t.seq = o.thread_seq';
 export const MESSAGE_COLUMNS = `m.id, o.id AS operation_id, m.message_seq, m.position, m.role, m.content, m.tool_calls, m.tool_call_id, m.tool_result, m.images,
-  m.compacted_into, m.created_at`;
+  m.compacted_into, m.created_at, m.status, m.response_completed_at`;
 export const THREAD_COLUMNS = 'id, agent_id, instance_id, uid, initial_data, thread_values, created_at, updated_at';
 export const DECISION_COLUMNS =
   'id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason, defaulted, latency_micros, input_digest, raw_input';
@@ -37,6 +37,9 @@ export interface MessageRow {
   images: string | null;
   compacted_into: string | null;
   created_at: string;
+  status: MessageRecord['status'] | null;
+  /** bigint: read back as a string. */
+  response_completed_at: string | number | null;
 }
 
 export function toMessageRecord(row: MessageRow): MessageRecord {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../kernel/logger.js';
 import { MESSAGE_IMAGES_MIGRATION } from './message-images-migration.js';
+import { MESSAGE_STATUS_MIGRATION } from './message-status-migration.js';
 import { SUBMISSIONS_MIGRATION } from './submissions-migration.js';
 import { TOOL_STEPS_MIGRATION } from './tool-steps-migration.js';
 import { USER_VALUES_MIGRATION } from './user-values-migration.js';
@@ -349,6 +350,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   MESSAGE_IMAGES_MIGRATION,
   TOOL_STEPS_MIGRATION,
   USER_VALUES_MIGRATION,
+  MESSAGE_STATUS_MIGRATION,
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -21,6 +21,8 @@ export interface MessageRow {
   compacted_into: string | null;
   created_at: string;
   images: string | null;
+  status: MessageRecord['status'] | null;
+  response_completed_at: number | null;
 }
 
 export function toMessageRecord(row: MessageRow, ids: MessageIds): MessageRecord {

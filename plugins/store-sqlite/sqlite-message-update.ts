@@ -15,14 +15,15 @@ export interface MessageSql {
  * `Store.updateMessage` for store-sqlite: one IMMEDIATE transaction that finds
  * the message by id (a generated id names its log key, a supplied one is
  * looked up on its index), checks that it belongs to the thread and is not
- * compacted, and rewrites its content in place. The log's keys and seqs do
+ * compacted, and rewrites the fields it gives (content, status, completion
+ * time) in place. The log's keys and seqs do
  * not move, so the store's cached log tail stays true. Synchronous under the
  * store's guard; throws as the contract says, with nothing written.
  */
 export class SqliteMessageUpdate {
   private readonly byKey: Database.Statement<[number], MessageRow & { thread_id: string }>;
   private readonly byGivenId: Database.Statement<[string], MessageRow & { thread_id: string }>;
-  private readonly setContent: Database.Statement<[string, number]>;
+  private readonly setFields: Database.Statement<[string | null, string | null, number | null, number]>;
   private readonly tx: Database.Transaction<(threadId: string, messageId: string, update: MessageUpdate) => MessageRecord>;
 
   constructor(db: Database.Database, private readonly ids: MessageIds, sql: MessageSql) {
@@ -30,7 +31,10 @@ export class SqliteMessageUpdate {
     // A generated id names the message at its key only when that message has no supplied id (as message-ids.ts says).
     this.byKey = db.prepare(`${select} AND l.key = ? AND l.message_id IS NULL`);
     this.byGivenId = db.prepare(`${select} AND l.message_id = ?`);
-    this.setContent = db.prepare("UPDATE operation_log SET content = ? WHERE key = ? AND entry = 'message'");
+    // A field the update does not give is bound as NULL and keeps its value.
+    this.setFields = db.prepare(
+      "UPDATE operation_log SET content = coalesce(?, content), status = coalesce(?, status), response_completed_at = coalesce(?, response_completed_at) WHERE key = ? AND entry = 'message'",
+    );
     this.tx = db.transaction((threadId: string, messageId: string, update: MessageUpdate) => {
       const row = this.find(messageId);
       if (row === undefined || row.thread_id !== threadId) {
@@ -39,9 +43,12 @@ export class SqliteMessageUpdate {
       if (row.compacted_into !== null) {
         throw new HookgateError('STORE_CONFLICT', `Message ${messageId} was compacted into ${row.compacted_into}; a compacted message cannot be updated`, { details: { threadId, messageId } });
       }
-      if (update.content === undefined) return toMessageRecord(row, this.ids);
-      this.setContent.run(update.content, row.key);
-      return toMessageRecord({ ...row, content: update.content }, this.ids);
+      if (update.content === undefined && update.status === undefined && update.responseCompletedAt === undefined) return toMessageRecord(row, this.ids);
+      this.setFields.run(update.content ?? null, update.status ?? null, update.responseCompletedAt ?? null, row.key);
+      return toMessageRecord(
+        { ...row, content: update.content ?? row.content, status: update.status ?? row.status, response_completed_at: update.responseCompletedAt ?? row.response_completed_at },
+        this.ids,
+      );
     });
   }
 

@@ -87,7 +87,7 @@ const OPERATION_FROM = `operations o JOIN agent_definitions a ON a.seq = o.agent
  * see migration 5); `id` is NULL for a generated id (derived from the key).
  */
 const MESSAGE_COLUMNS = `l.key, l.message_id AS id, o.id AS operation_id, l.message_seq AS seq, o.position_base + l.message_seq AS position, l.role, l.content, l.tool_calls, l.tool_call_id,
-  l.tool_result, l.compacted_into, l.created_at, l.images`;
+  l.tool_result, l.compacted_into, l.created_at, l.images, l.status, l.response_completed_at`;
 const MESSAGE_FROM = `operations o JOIN operation_log l ON ${LOG_RANGE('l')}`;
 const DECISION_COLUMNS =
   'id, created_at, operation_id, tool_call_id, agent_id, event, identifier, api_name, policies, decision, reason, defaulted, latency_micros, input_digest, raw_input';

@@ -29,7 +29,7 @@ export function hookToolCall(call: ToolCall): HookToolCall {
  * A fresh object each time: hooks may change it freely (the reference's
  * examples assign to `message.content`) without touching the runtime's copy.
  */
-export function toHookMessage(message: Message & { id?: string; createdAt?: string }, id: string): HookMessage {
+export function toHookMessage(message: Message & { id?: string; createdAt?: string; status?: MessageRecord['status']; responseCompletedAt?: number }, id: string): HookMessage {
   const row: HookMessage = {
     id,
     role: message.role as HookMessage['role'],
@@ -38,7 +38,8 @@ export function toHookMessage(message: Message & { id?: string; createdAt?: stri
     tool_call_id: message.toolCallId ?? null,
     tool_status: message.toolResult === undefined ? null : message.toolResult.success ? 'success' : 'error',
     name: null,
-    status: null,
+    status: message.status ?? null,
+    response_completed_at: message.responseCompletedAt ?? null,
     created_at: (message.createdAt !== undefined ? Date.parse(message.createdAt) : Date.now()) * 1000,
   };
   if (message.images !== undefined) row.images = message.images.map((image) => ({ ...image }));

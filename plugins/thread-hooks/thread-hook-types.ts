@@ -12,7 +12,10 @@ export interface HookMessage {
   /** Tool: how the call ended. */
   tool_status?: 'success' | 'error' | null;
   name?: string | null;
-  status?: string | null;
+  /** `pending`, `completed` or `failed` once a message update set it; null before. */
+  status?: 'pending' | 'completed' | 'failed' | null;
+  /** Microseconds since the epoch, once a message update set it; null before. */
+  response_completed_at?: number | null;
   /** Microseconds since the epoch. */
   created_at: number;
   [field: string]: unknown;

@@ -22,8 +22,10 @@ describe('example: examples/thread-hooks (hooks folder, hookgate run)', function
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('stores the SSN masked, the inbox question as a user message after its tool result, and keeps the failed call in the history', async () => {
+  it('stores the SSN masked, the inbox question as a user message after its tool result, keeps the failed call in the history, and stamps each answer completed', async () => {
+    const from = Date.now() * 1000;
     const { code, stdout, stderr } = await runHookgate(dir, ['run', 'agent.yaml']);
+    const to = Date.now() * 1000;
     assert.equal(code, 0, stderr);
     assert.match(stdout, /■ done after 7 steps/);
     const messages = await readStore(dir, async (store) => {
@@ -41,5 +43,16 @@ describe('example: examples/thread-hooks (hooks folder, hookgate run)', function
     assert.equal(texts[read + 1], 'user: Which plan am I on?');
     // remove_failed_tools filters what the model sees, not what is stored: the failed read is still there.
     assert.ok(texts.some((t) => /^tool: Error: path "customers\/missing\.txt" does not exist/.test(t)), texts.join('\n'));
+    // mark_answers_completed (after_create_message + updateMessage) and add_completion_timestamp (before_update_message):
+    // every answer of the model is stored completed with the time it completed; no other message has either.
+    const answers = messages.filter((m) => m.role === 'assistant');
+    assert.equal(answers.length, 4);
+    for (const answer of answers) {
+      assert.equal(answer.status, 'completed');
+      assert.ok(Number.isSafeInteger(answer.responseCompletedAt) && answer.responseCompletedAt! >= from && answer.responseCompletedAt! <= to, String(answer.responseCompletedAt));
+    }
+    assert.ok(messages.filter((m) => m.role !== 'assistant').every((m) => m.status === undefined && m.responseCompletedAt === undefined));
+    const stamps = answers.map((m) => m.responseCompletedAt!);
+    assert.deepEqual([...stamps].sort((a, b) => a - b), stamps, 'stamped in the order they were stored');
   });
 });

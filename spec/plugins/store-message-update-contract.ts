@@ -69,6 +69,43 @@ export function describeMessageUpdateContract(current: () => Store): void {
       assert.deepEqual(await store.listThreadMessages('th-u'), before);
     });
 
+    it('sets the status and the response completion time, alone or with the content; a later update keeps what it does not name; a new message has neither', async () => {
+      const before = await store.listThreadMessages('th-u');
+      assert.ok(before.every((m) => !('status' in m) && !('responseCompletedAt' in m)), 'a new message has no status and no completion time');
+      const completedAt = 1_767_225_600_123_456; // microseconds: beyond 2^32, below 2^53
+      const statusOnly = await store.updateMessage('th-u', before[1]!.id, { status: 'pending' });
+      assert.deepEqual(statusOnly, { ...before[1]!, status: 'pending' });
+      const both = await store.updateMessage('th-u', before[1]!.id, { status: 'completed', responseCompletedAt: completedAt });
+      assert.deepEqual(both, { ...before[1]!, status: 'completed', responseCompletedAt: completedAt });
+      const contentLater = await store.updateMessage('th-u', before[1]!.id, { content: 'calling (done)' });
+      assert.deepEqual(contentLater, { ...before[1]!, content: 'calling (done)', status: 'completed', responseCompletedAt: completedAt });
+      const all = await store.updateMessage('th-u', 'mu-tool', { content: 'file text (checked)', status: 'failed', responseCompletedAt: 0 });
+      assert.deepEqual(all, { ...before[2]!, content: 'file text (checked)', status: 'failed', responseCompletedAt: 0 });
+      const after = await store.listThreadMessages('th-u');
+      assert.deepEqual(after, [before[0]!, contentLater, all]);
+      assert.deepEqual(await store.listMessages('op-u'), after);
+      assert.equal((await store.getOperation('op-u'))!.version, 1);
+    });
+
+    it('refuses a status outside pending/completed/failed and a completion time that is not a whole number of microseconds from 0 to 2^53-1, writing nothing', async () => {
+      const before = await store.listThreadMessages('th-u');
+      const bad: unknown[] = [
+        { status: 'done' }, { status: 'COMPLETED' }, { status: null }, { status: 1 }, { status: 'completed\u0000' },
+        { responseCompletedAt: -1 }, { responseCompletedAt: 1.5 }, { responseCompletedAt: '1767225600123456' }, { responseCompletedAt: Number.NaN },
+        { responseCompletedAt: Number.MAX_SAFE_INTEGER + 1 }, { responseCompletedAt: Number.POSITIVE_INFINITY }, { responseCompletedAt: null },
+        // The store takes its own names: the hook row's snake_case name is not one of them.
+        { response_completed_at: 5 },
+        // One bad field refuses the whole update.
+        { content: 'half', status: 'done' }, { status: 'completed', responseCompletedAt: -5 },
+      ];
+      for (const update of bad) {
+        const err = await rejects(store.updateMessage('th-u', 'mu-1', update as never), 'MESSAGE_UPDATE_INVALID');
+        assert.match(err.message, /mu-1/);
+        assert.match(err.message, /status|responseCompletedAt|response_completed_at/);
+      }
+      assert.deepEqual(await store.listThreadMessages('th-u'), before);
+    });
+
     it("refuses another thread's message and an unknown id (STORE_NOT_FOUND), writing nothing", async () => {
       const err = await rejects(store.updateMessage('th-u', 'mu-other', { content: 'hijack' }), 'STORE_NOT_FOUND');
       assert.match(err.message, /th-u/);
