@@ -11,17 +11,17 @@ function state(stepIndex = 0): OperationState {
   return { stepIndex, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 }, pendingToolCalls: [], approvedToolCallIds: [], modelTurns: 0, compactions: 0 };
 }
 
-/** Schema 11 (message status and completion time) over a database written at schema 10. */
-describe('store-sqlite migration from schema version 10', () => {
+/** Schema 12 (message status and completion time) over a database written at schema 11. */
+describe('store-sqlite migration from schema version 11', () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'hookgate-schema-11-'));
+    dir = mkdtempSync(path.join(tmpdir(), 'hookgate-schema-12-'));
   });
   afterEach(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('adds the two columns to a schema 10 file: its messages read back whole, without status, and can be updated', async () => {
+  it('adds the two columns to a schema 11 file: its messages read back whole, without status, and can be updated', async () => {
     const file = path.join(dir, 'hookgate.db');
     const first = new SqliteStore({ path: file });
     await first.migrate();
@@ -29,10 +29,10 @@ describe('store-sqlite migration from schema version 10', () => {
     await first.commitStep('op-1', { state: state(1), messages: [{ role: 'assistant', content: 'answer' }] });
     const written = await first.listThreadMessages('th-1');
     await first.close();
-    // The file as schema 10 wrote it: without the two columns.
+    // The file as schema 11 wrote it: without the two columns.
     const db = new Database(file);
     db.exec('ALTER TABLE operation_log DROP COLUMN status; ALTER TABLE operation_log DROP COLUMN response_completed_at;');
-    db.pragma('user_version = 10');
+    db.pragma('user_version = 11');
     db.close();
 
     const second = new SqliteStore({ path: file });
