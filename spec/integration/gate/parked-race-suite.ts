@@ -3,6 +3,13 @@ import type { Kernel } from '../../../kernel/kernel.js';
 import { useKernelsOnOneFile } from '../../helpers/runtime-fixtures.js';
 import { codeOf, GAPS, onFinished, parkedJob, parkedPayment, paymentResults, PaymentTools, race, terminal } from './parked-race-fixtures.js';
 
+/**
+ * What the loser of a race may be told: the operation was decided or moved on
+ * first (OPERATION_NOT_WAITING), or another process runs it now
+ * (OPERATION_LEASED, only when the two calls come from two kernels).
+ */
+const LOSING = ['OPERATION_NOT_WAITING', 'OPERATION_LEASED'];
+
 /** Where the kernels of a race come from: `start` starts one more kernel on the suite's SQLite file (with the spec tools). */
 export type Setup = (start: () => Promise<Kernel>) => Promise<{ parker: Kernel; first: Kernel; second: Kernel }>;
 
@@ -24,10 +31,12 @@ describe(title, function () {
   let k: Kernel;
   let a: Kernel;
   let b: Kernel;
+  let losing: string[];
 
   beforeEach(async () => {
     tools = new PaymentTools();
     ({ parker: k, first: a, second: b } = await setup(() => kernels.start(tools)));
+    losing = a === b ? ['OPERATION_NOT_WAITING'] : LOSING;
   });
 
   for (const gap of GAPS) {
@@ -38,7 +47,7 @@ describe(title, function () {
         const off = onFinished([k, a, b], id, finished);
         const [approved, resumed] = await race(() => a.approve(id), () => b.resume(id), gap);
         assert.equal(approved.status, 'fulfilled', `round ${round}: approve lost to a resume: ${codeOf(approved)}`);
-        assert.ok(resumed.status === 'fulfilled' || codeOf(resumed) === 'OPERATION_NOT_WAITING', `round ${round}: resume failed with ${codeOf(resumed)}`);
+        assert.ok(resumed.status === 'fulfilled' || losing.includes(codeOf(resumed)!), `round ${round}: resume failed with ${codeOf(resumed)}`);
         const done = await terminal(k, id);
         await new Promise((r) => setTimeout(r, 5));
         off();
@@ -56,7 +65,8 @@ describe(title, function () {
         const results = await race(() => a.approve(id, { toolCallId: callId }), () => b.approve(id, { toolCallId: callId }), gap);
         const won = results.filter((r) => r.status === 'fulfilled').length;
         assert.equal(won, 1, `round ${round}: ${won} approvals won (${results.map(codeOf).join(', ')})`);
-        assert.deepEqual(results.map(codeOf).filter(Boolean), ['OPERATION_NOT_WAITING'], `round ${round}`);
+        const lost = results.map(codeOf).filter((c) => c !== undefined);
+        assert.ok(lost.length === 1 && losing.includes(lost[0]!), `round ${round}: the loser got ${lost.join(', ')}`);
         assert.equal((await terminal(k, id)).status, 'done');
         assert.equal(tools.count(id), 1, `round ${round}: the payment ran ${tools.count(id)} times`);
         assert.deepEqual(await paymentResults(k, id), ['payment sent']);
@@ -68,7 +78,7 @@ describe(title, function () {
         const id = await parkedPayment(k);
         const [approved, rejected] = await race(() => a.approve(id), () => b.reject(id, { reason: 'no' }), gap);
         assert.equal([approved, rejected].filter((r) => r.status === 'fulfilled').length, 1, `round ${round}: ${codeOf(approved)} / ${codeOf(rejected)}`);
-        assert.equal(codeOf(approved) ?? codeOf(rejected), 'OPERATION_NOT_WAITING');
+        assert.ok(losing.includes((codeOf(approved) ?? codeOf(rejected))!), `round ${round}: the loser got ${codeOf(approved) ?? codeOf(rejected)}`);
         const done = await terminal(k, id);
         if (approved.status === 'fulfilled') {
           assert.equal(done.status, 'done', `round ${round}`);
@@ -90,8 +100,8 @@ describe(title, function () {
           () => b.abort(id).then(() => void tools.aborted.add(id)),
           gap,
         );
-        assert.ok(approved.status === 'fulfilled' || codeOf(approved) === 'OPERATION_NOT_WAITING', `round ${round}: approve ${codeOf(approved)}`);
-        assert.ok(aborted.status === 'fulfilled' || codeOf(aborted) === 'OPERATION_NOT_WAITING', `round ${round}: abort ${codeOf(aborted)}`);
+        assert.ok(approved.status === 'fulfilled' || losing.includes(codeOf(approved)!), `round ${round}: approve ${codeOf(approved)}`);
+        assert.ok(aborted.status === 'fulfilled' || losing.includes(codeOf(aborted)!), `round ${round}: abort ${codeOf(aborted)}`);
         const done = await terminal(k, id);
         await new Promise((r) => setTimeout(r, 5));
         const runs = tools.runs.get(id) ?? [];
@@ -100,8 +110,8 @@ describe(title, function () {
         if (done.status === 'interrupted') {
           assert.equal(aborted.status, 'fulfilled', `round ${round}: interrupted, yet the abort failed`);
         } else {
+          // The abort lost cleanly: refused, or it came once the run had ended (an abort of an ended run is a no-op).
           assert.equal(done.status, 'done', `round ${round}`);
-          assert.equal(aborted.status, 'rejected', `round ${round}: the abort resolved, yet the run completed`);
           assert.equal(runs.length, 1);
         }
       }
@@ -112,7 +122,7 @@ describe(title, function () {
         const { operationId: id, callId } = await parkedJob(k);
         const [completed, resumed] = await race(() => a.completeToolCall(id, callId, 'job result'), () => b.resume(id), gap);
         assert.deepEqual(completed.status === 'fulfilled' ? completed.value : codeOf(completed), { published: true }, `round ${round}`);
-        assert.ok(resumed.status === 'fulfilled' || codeOf(resumed) === 'OPERATION_NOT_WAITING', `round ${round}: resume failed with ${codeOf(resumed)}`);
+        assert.ok(resumed.status === 'fulfilled' || losing.includes(codeOf(resumed)!), `round ${round}: resume failed with ${codeOf(resumed)}`);
         const done = await terminal(k, id);
         assert.equal(done.status, 'done', `round ${round}`);
         assert.equal(done.state.lastText, 'job done');
