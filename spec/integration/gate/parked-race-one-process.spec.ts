@@ -24,3 +24,14 @@ parkedRaceSuite('gate attack: racing calls on a parked operation, one kernel who
   slowAcknowledgements(k);
   return { parker: k, first: k, second: k };
 });
+
+// One process on the local PostgreSQL: commits are acknowledged over the network.
+parkedRaceSuite(
+  'gate attack: racing calls on a parked operation, one kernel (PostgreSQL schema)',
+  async (start) => {
+    const k = await start();
+    defineRaceAgents(k);
+    return { parker: k, first: k, second: k };
+  },
+  'postgres',
+);

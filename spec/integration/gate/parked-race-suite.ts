@@ -21,11 +21,11 @@ export type Setup = (start: () => Promise<Kernel>) => Promise<{ parker: Kernel; 
  * interleavings between a decision's claim, commit, observers and launch are
  * hit. A tool run twice after one approval is a payment sent twice.
  */
-export function parkedRaceSuite(title: string, setup: Setup): void {
+export function parkedRaceSuite(title: string, setup: Setup, store: 'sqlite' | 'postgres' = 'sqlite'): void {
 describe(title, function () {
   this.timeout(120000);
   const ROUNDS = 12;
-  const kernels = useKernelsOnOneFile('parked-race');
+  const kernels = useKernelsOnOneFile('parked-race', store);
   let tools: PaymentTools;
   // `k` parks the operations and is asked how they end; `a` makes the first call of each race, `b` the second.
   let k: Kernel;

@@ -16,3 +16,16 @@ parkedRaceSuite('gate attack: racing calls on a parked operation, two kernels th
   defineRaceAgents(parker);
   return { parker, first: await start(), second: await start() };
 });
+
+// The same on the local PostgreSQL (a schema of the spec's own): every commit is a network round trip, so the window
+// between a decision's write and its acknowledgement is real.
+parkedRaceSuite(
+  'gate attack: racing calls on a parked operation, two kernels on one PostgreSQL schema',
+  async (start) => {
+    const parker = await start();
+    defineRaceAgents(parker);
+    const other = await start();
+    return { parker, first: parker, second: other };
+  },
+  'postgres',
+);
