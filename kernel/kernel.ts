@@ -317,7 +317,8 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
   /**
    * Continues an operation a stopped process left `running`, once its lease
    * has expired or was released (OPERATION_LEASED before that; `force` takes
-   * an unexpired lease over).
+   * an unexpired lease over). A parked or ended operation is left as it is
+   * (nothing claimed): the handle waits for it.
    */
   async resume(operationId: string, options: { force?: boolean } = {}): Promise<OperationHandle> {
     const { runtime } = this.requireAccepting();

@@ -24,7 +24,9 @@ export interface Operations {
   /**
    * Continues an operation a stopped process left `running`: claims its lease
    * (OPERATION_LEASED while another process holds it unexpired; `force` takes
-   * such a lease over).
+   * such a lease over). A parked or ended operation is not claimed: the
+   * handle waits for it. Decisions, resumes, completions and aborts of one
+   * operation take turns in a process, so a resume never races a decision.
    */
   resume(operationId: string, options?: { force?: boolean }): Promise<OperationHandle>;
   /** Aborts an operation; it ends with reason `interrupted`. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { checkMessageImages } from '../message-images.js';
 import { nowIso } from '../clock.js';
 import { timeOrderedId } from '../time-ordered-id.js';
@@ -37,6 +38,9 @@ export { PARENT_TOOL_CALL_KEY } from './exec-agent-options.js';
 
 const TERMINAL = TERMINAL_STATUSES;
 
+/** The operations whose decision, resume, completion or abort the current async context is applying (`oneAtATime`). */
+const applyingHere = new AsyncLocalStorage<ReadonlySet<string>>();
+
 /** How often one step's commit is rebased on concurrent publications before it counts as stale. */
 const MAX_REBASES = 8;
 
@@ -54,6 +58,8 @@ const MAX_REBASES = 8;
 export class AgentRuntime {
   private readonly running = new Map<string, RunningOperation>();
   private readonly loading = new Map<string, Promise<RunningOperation>>();
+  /** The decision, resume or deferred completion of each operation this process applies now, the last in line (`oneAtATime`). */
+  private readonly applying = new Map<string, Promise<void>>();
   private readonly waiters: OperationWaiters;
   private readonly services: StepServices;
   /** Set by `shutdown`: loops stop where they are and nothing is finished or persisted as terminal. */
@@ -181,13 +187,47 @@ export class AgentRuntime {
     return operationId;
   }
 
-  /** Applies a human decision to a parked operation (also after a restart) and resumes it. */
+  /**
+   * Applies a human decision to a parked operation (also after a restart) and
+   * resumes it. Decisions, resumes and deferred completions of one operation
+   * take turns in this process (`oneAtATime`): the next one starts once the
+   * previous one's commit is acknowledged and its loop launched, so none of
+   * them reads the decision's commit before the decision has heard back and
+   * loads a second copy of the operation that would run the approved tool
+   * again.
+   */
   async decide(operationId: string, decision: HumanDecision): Promise<void> {
-    const op = await this.claimed(operationId);
+    return this.oneAtATime(operationId, async () => {
+      const op = await this.claimed(operationId);
+      try {
+        await this.decideClaimed(op, decision);
+      } finally {
+        if (!op.loopActive) await this.driver.release(operationId);
+      }
+    });
+  }
+
+  /**
+   * Runs `fn` after the decisions, resumes and completions of the operation
+   * this process started before it (arrival order), and before later ones.
+   */
+  private async oneAtATime<T>(operationId: string, fn: () => Promise<T>): Promise<T> {
+    const outer = applyingHere.getStore();
+    // Called from inside the change being applied (a decision's observer aborting it): not queued behind itself.
+    if (outer?.has(operationId)) return fn();
+    const inner = new Set(outer).add(operationId);
+    const guarded = () => applyingHere.run(inner, fn);
+    const before = this.applying.get(operationId);
+    const run = before === undefined ? guarded() : before.then(guarded);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.applying.set(operationId, tail);
     try {
-      await this.decideClaimed(op, decision);
+      return await run;
     } finally {
-      if (!op.loopActive) await this.driver.release(operationId);
+      if (this.applying.get(operationId) === tail) this.applying.delete(operationId);
     }
   }
 
@@ -225,9 +265,10 @@ export class AgentRuntime {
       return;
     }
     if (decision.action === 'reject') await this.finish(op, 'interrupted');
-    // A deferred result published while the observers ran may have launched the loop already: one loop per operation.
+    // A deferred result published while the observers ran may have launched the loop already (and it may have
+    // ended since): one loop per operation, and none for an operation that ended.
     else if (commit.status === 'running') {
-      if (!op.loopActive) this.launch(op);
+      if (!op.loopActive && op.record.status === 'running' && !op.stale) this.launch(op);
     }
     else this.waiters.notify(op.record);
   }
@@ -237,6 +278,13 @@ export class AgentRuntime {
    * started; each ends with reason `interrupted`.
    */
   async abort(operationId: string): Promise<void> {
+    // A decision, resume or completion being applied here is told at once (its loop, once launched, stops before its
+    // first step), and the abort is applied after it, to the copy it leaves: never to a second copy read meanwhile.
+    if (this.applying.has(operationId)) this.running.get(operationId)?.abort.abort();
+    return this.oneAtATime(operationId, () => this.abortNow(operationId));
+  }
+
+  private async abortNow(operationId: string): Promise<void> {
     let op = await this.get(operationId);
     // A copy this process does not run may be out of date (another process moved the operation on): the abort's
     // compare-and-swap is made against the operation as stored. A copy with a caller's handlers is kept.
@@ -293,9 +341,17 @@ export class AgentRuntime {
 
   /** Continues an operation left `running` by a stopped process, from its persisted state. */
   async resume(operationId: string, options: { force?: boolean } = {}): Promise<void> {
-    const op = await this.claimed(operationId, options);
-    if (op.record.status === 'running' && !op.loopActive) this.launch(op);
-    else if (!op.loopActive) await this.driver.release(operationId);
+    return this.oneAtATime(operationId, async () => {
+      // A parked or ended operation is not claimed: a decision or result moves a parked one on (a claim here would
+      // only keep that decision's process from claiming it), and resuming one is waiting for it.
+      if (this.running.get(operationId)?.loopActive) return;
+      const stored = await this.deps.store.getOperation(operationId);
+      if (stored === undefined) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
+      if (stored.status !== 'running') return;
+      const op = await this.claimed(operationId, options);
+      if (op.record.status === 'running' && !op.loopActive) this.launch(op);
+      else if (!op.loopActive) await this.driver.release(operationId);
+    });
   }
 
   /**
@@ -670,6 +726,10 @@ export class AgentRuntime {
    * when nothing else is outstanding. Works after a restart.
    */
   async completeToolCall(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
+    return this.oneAtATime(operationId, () => this.completeInTurn(operationId, toolCallId, raw));
+  }
+
+  private async completeInTurn(operationId: string, toolCallId: string, raw: ToolResult): Promise<{ published: boolean }> {
     const op = await this.get(operationId);
     // What controls and thread hooks made of the result, kept for a retry: they run once per result.
     const prepared: PreparedCompletion = {};

@@ -1,3 +1,4 @@
+import { confirmApprovedCallIsCurrent } from './approved-call-check.js';
 import { SUBAGENT_IDENTIFIER } from './call-facts.js';
 import { toolCallContext } from './running-operation.js';
 import { requestApproval } from './step-approval.js';
@@ -37,6 +38,8 @@ export const toolCallStep: StepExecutor = async (services, op, draft) => {
   if (settled !== undefined) return settled;
 
   const mocked = verdict.kind === 'mocked';
+  // An approved call runs only while the operation is still this process's to run (an abort elsewhere ends it).
+  if (!mocked) await confirmApprovedCallIsCurrent(deps, op, call);
   const execution = await executeToolCall(deps, op, call, context, mocked ? { mocked: verdict.result } : { entry: entry! });
   if (execution.kind === 'cancelled') return 'cancelled';
   if (execution.kind === 'deferred') {
