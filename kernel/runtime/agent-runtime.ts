@@ -40,6 +40,14 @@ const TERMINAL = TERMINAL_STATUSES;
 /** How often one step's commit is rebased on concurrent publications before it counts as stale. */
 const MAX_REBASES = 8;
 
+/** How often an abort of an operation run elsewhere tries again after a racing commit or renewal. */
+const MAX_ABORT_ATTEMPTS = 20;
+
+/** A short, growing pause between abort attempts: the runner's in-flight step commits or notices the seized lease. */
+function abortBackoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(200, 10 * attempt)));
+}
+
 /**
  * The orchestrator of the step loop. An operation is a sequence of steps,
  * each a transition over persisted state: decide the next step from the
@@ -84,6 +92,7 @@ export class AgentRuntime {
       deps,
       startOperation: (options) => this.start(options),
       threadHookHost: async (operationId) => threadHookHost(this.deps, await this.get(operationId), [], this.hookWrites),
+      ...(queue ? { mayStartTool: (op: RunningOperation) => this.mayStartTool(op) } : {}),
     };
   }
 
@@ -225,25 +234,96 @@ export class AgentRuntime {
 
   /**
    * Aborts a running or parked operation and the sub-agent operations it
-   * started; each ends with reason `interrupted`.
+   * started; each ends with reason `interrupted`, exactly once. A loop in
+   * this process ends it itself at its next turn boundary. Otherwise (parked,
+   * left by a stopped process, or run by another process or a queue worker)
+   * the abort seizes the operation's lease, so the runner starts no further
+   * tool and stops at its next renewal, then commits the end by
+   * compare-and-swap; a step the runner committed meanwhile makes it read the
+   * operation again and try once more (OPERATION_NOT_WAITING only after
+   * MAX_ABORT_ATTEMPTS). Resolves once the end is stored (or the operation
+   * had already ended).
    */
   async abort(operationId: string): Promise<void> {
-    let op = await this.get(operationId);
-    // A copy this process does not run may be out of date (another process moved the operation on): the abort's
-    // compare-and-swap is made against the operation as stored. A copy with a caller's handlers is kept.
-    if (!op.loopActive && op.fromStore && (await this.deps.store.getOperation(operationId))?.version !== op.record.version) {
-      if (this.running.get(operationId) === op) this.running.delete(operationId);
-      op = await this.get(operationId);
+    const live = this.running.get(operationId);
+    if (live?.loopActive) {
+      if (TERMINAL.has(live.record.status)) return;
+      live.abort.abort();
+      await this.abortChildren(operationId);
+      return;
     }
-    if (TERMINAL.has(op.record.status)) return;
-    op.abort.abort();
-    // Children running here, and unfinished ones a stopped or crashed process left behind.
+    const stored = await this.deps.store.getOperation(operationId);
+    if (!stored) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
+    if (TERMINAL.has(stored.status)) return;
+    live?.abort.abort();
+    await this.abortChildren(operationId);
+    await this.abortHeldElsewhere(operationId);
+  }
+
+  /** Children running here, and unfinished ones a stopped or crashed process (or a worker) runs or left behind. */
+  private async abortChildren(operationId: string): Promise<void> {
     const children = new Set([...this.running.values()].filter((c) => c.record.parentOperationId === operationId).map((c) => c.record.id));
     for (const child of await this.deps.store.listOperations({ parentOperationId: operationId })) if (!TERMINAL.has(child.status)) children.add(child.id);
     for (const child of children) await this.abort(child);
-    // A loop in this process finishes it itself; a parked operation, or one a stopped process left running, is
-    // finished here, by compare-and-swap: if another process changed it meanwhile, nothing is written.
-    if (!op.loopActive) await this.finish(op, 'interrupted', undefined, op.record.version);
+  }
+
+  /**
+   * The end of an operation no loop of this process runs: the lease seized
+   * first (held through every attempt, so no runner claims it in between),
+   * then the end committed by compare-and-swap, read again after a racing commit.
+   */
+  private async abortHeldElsewhere(operationId: string): Promise<void> {
+    let stored: OperationRecord | undefined;
+    for (let attempt = 1; stored === undefined; attempt++) {
+      try {
+        stored = await this.driver.seize(operationId);
+      } catch (err) {
+        // The holder renewed between the read and the conditional claim: read again.
+        if (!isLeased(err) || attempt >= MAX_ABORT_ATTEMPTS) throw err;
+        await abortBackoff(attempt);
+      }
+    }
+    try {
+      for (let attempt = 1; ; attempt++) {
+        if (TERMINAL.has(stored.status)) return;
+        // A loop that started here meanwhile (a completion launched it) ends itself.
+        const here = this.running.get(operationId);
+        if (here?.loopActive) {
+          here.abort.abort();
+          return;
+        }
+        let op = await this.get(operationId);
+        if (op.record.version !== stored.version) {
+          // A copy from before the runner moved the operation on: read again (a copy holding a caller's handlers is kept).
+          if (op.fromStore) {
+            if (this.running.get(operationId) === op) this.running.delete(operationId);
+            op = await this.get(operationId);
+          } else op.record = stored;
+        }
+        op.abort.abort();
+        try {
+          await this.finish(op, 'interrupted', undefined, op.record.version);
+          return;
+        } catch (err) {
+          // The runner committed the step it was in (its tool started before the seizure): end it after that step.
+          if (!(err instanceof HookgateError && err.code === 'OPERATION_NOT_WAITING') || attempt >= MAX_ABORT_ATTEMPTS) throw err;
+        }
+        await abortBackoff(attempt);
+        const again = await this.deps.store.getOperation(operationId);
+        if (!again) return;
+        stored = again;
+      }
+    } finally {
+      // Held only for the end: a loop that started here meanwhile keeps its lease (it releases it when it ends).
+      if (!this.running.get(operationId)?.loopActive) await this.driver.release(operationId);
+    }
+  }
+
+  /** Queue mode, right before a tool starts: the lease renewed now, or the step cancelled (an abort seized it). */
+  private async mayStartTool(op: RunningOperation): Promise<boolean> {
+    if (await this.driver.confirm(op.record.id)) return true;
+    this.loseLease(op, (await this.deps.store.getLease(op.record.id).catch(() => undefined))?.owner);
+    return false;
   }
 
   /**

@@ -37,6 +37,8 @@ export const toolCallStep: StepExecutor = async (services, op, draft) => {
   if (settled !== undefined) return settled;
 
   const mocked = verdict.kind === 'mocked';
+  // The fence against an abort committed by another process: checked after the gate (which may wait on webhooks).
+  if (!mocked && services.mayStartTool !== undefined && !(await services.mayStartTool(op))) return 'cancelled';
   const execution = await executeToolCall(deps, op, call, context, mocked ? { mocked: verdict.result } : { entry: entry! });
   if (execution.kind === 'cancelled') return 'cancelled';
   if (execution.kind === 'deferred') {
