@@ -30,6 +30,7 @@ import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
 import { takeQueuedToolCalls } from './queued-tool-calls.js';
+import { refuseHooksWorkersLack } from './queue-admission-hooks.js';
 import { afterCommitMessages, beforeCommitMessages, openThreadHooks, threadHookHost, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
@@ -106,7 +107,8 @@ export class AgentRuntime {
     const { agent, context } = await agentAtStart(this.deps, options, operationId);
     const userId = options.userId ?? options.origin?.userId;
     const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await threadContinuation(this.deps.store, options.threadId, agent.id, options.agentSource ?? STATIC_AGENT_SOURCE_ID);
-    // Validate hooks before anything is stored.
+    // Validate hooks before anything is stored; queue mode refuses the ones its workers cannot run.
+    if (this.queue) refuseHooksWorkersLack(options);
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
     const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };
     const selection = threadHookSelection(options);
