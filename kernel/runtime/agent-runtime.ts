@@ -499,12 +499,18 @@ export class AgentRuntime {
       await this.driver.release(operationId);
       throw err;
     }
-    op.queuedRun = { steps: 0 };
+    const run: NonNullable<RunningOperation['queuedRun']> = { steps: 0 };
+    op.queuedRun = run;
     this.launch(op);
     await op.loop;
     op.queuedRun = undefined;
     // Not kept: the next step may run in another worker, so this copy goes out of date.
     if (this.running.get(operationId) === op && !op.loopActive) this.running.delete(operationId);
+    // The store went away mid-step: the job is retried (the queue's backoff) and runs the step again from the last commit.
+    if (run.storeDown !== undefined) {
+      if (this.running.get(operationId) === op) this.running.delete(operationId);
+      throw run.storeDown;
+    }
     if (!op.stale && op.record.status === 'running') await queue.enqueue({ operationId, version: op.record.version });
     return { kind: 'ran' };
   }
@@ -846,6 +852,7 @@ export class AgentRuntime {
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
     if (isVersionConflict(err) || isLeased(err) || op.stale) return this.dropStale(op, err);
+    if (this.handBackOnStoreOutage(op, err)) return;
     if (TERMINAL.has(op.record.status) || this.stopping) return;
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
@@ -886,6 +893,11 @@ export class AgentRuntime {
       }
       // Another process finished or moved the operation first: its outcome stands, this one announces nothing.
       if (isVersionConflict(err) || op.stale) return this.dropStale(op, err);
+      // Queue mode, the store away: nothing announced; the job runs the end again once the store answers.
+      if (this.handBackOnStoreOutage(op, err)) {
+        op.finishing = false;
+        return;
+      }
       this.deps.logger.error('could not persist the terminal state', { operationId: op.record.id, error: errorMessage(err) });
       op.record = { ...op.record, status, reason };
     }
@@ -923,6 +935,20 @@ export class AgentRuntime {
         this.deps.logger.error('could not hand a sub-agent result to its parent', { operationId: op.record.id, error: errorMessage(err) }),
       );
     }
+  }
+
+  /**
+   * Queue mode: a step that met an unreachable store (STORE_UNAVAILABLE, a
+   * PostgreSQL restart) neither fails nor finishes its operation; the error
+   * is kept for `runQueuedStep`, which hands the job back to the queue to run
+   * again from the last commit (at least once; a commit that did land makes
+   * the retried job find a newer version). True when it took the error.
+   */
+  private handBackOnStoreOutage(op: RunningOperation, err: unknown): boolean {
+    if (op.queuedRun === undefined || !(err instanceof HookgateError && err.code === 'STORE_UNAVAILABLE')) return false;
+    op.queuedRun.storeDown ??= err;
+    this.deps.logger.warn('the store could not be reached during a queued step; the step runs again once it answers', { operationId: op.record.id, error: errorMessage(err) });
+    return true;
   }
 
   /**
