@@ -5,7 +5,10 @@
  * call). Each operation is five steps: a model turn, a tool call that waits
  * `--wait-ms`, a model turn, the same tool again, the final answer. The
  * clock runs from the first admission to the last operation done; admission
- * is this process (the API process), which only enqueues.
+ * is this process (the API process), which only enqueues. Each admission
+ * (`execAgent`: store the operation, enqueue its first step) is timed on its
+ * own while the workers are already busy with the earlier ones: admissions
+ * per second over the admission phase, and their p50 / p99 latency.
  *
  *   node dist/bench/queue-bench.js [--operations 200] [--wait-ms 100] [--concurrency 8] [--workers 1,2]
  *
@@ -92,7 +95,22 @@ async function dropPrefix(prefix: string): Promise<void> {
   }
 }
 
-async function round(workers: number): Promise<{ workers: number; seconds: number; opsPerSecond: number; notDone: number }> {
+interface RoundResult {
+  workers: number;
+  seconds: number;
+  opsPerSecond: number;
+  notDone: number;
+  admissionsPerSecond: number;
+  admissionP50Ms: number;
+  admissionP99Ms: number;
+}
+
+/** The `q` quantile (0..1) of `sorted` (ascending), nearest rank. */
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+async function round(workers: number): Promise<RoundResult> {
   const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), 'hookgate-queue-bench-')));
   const prefix = `hg-bench-${randomUUID().slice(0, 12)}`;
   await mkdir(path.join(dir, 'node_modules'));
@@ -109,7 +127,14 @@ async function round(workers: number): Promise<{ workers: number; seconds: numbe
     await kernel.start();
     kernel.agents.define(AGENT);
     const started = performance.now();
-    for (let i = 0; i < OPERATIONS; i++) await kernel.execAgent({ agentId: AGENT.id, prompt: `operation ${i}` });
+    const latencies: number[] = [];
+    for (let i = 0; i < OPERATIONS; i++) {
+      const before = performance.now();
+      await kernel.execAgent({ agentId: AGENT.id, prompt: `operation ${i}` });
+      latencies.push(performance.now() - before);
+    }
+    const admissionSeconds = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
     let finished = 0;
     while (finished < OPERATIONS) {
       await new Promise((r) => setTimeout(r, 25));
@@ -117,7 +142,15 @@ async function round(workers: number): Promise<{ workers: number; seconds: numbe
     }
     const seconds = (performance.now() - started) / 1000;
     const notDone = OPERATIONS - (await kernel.listOperations({ status: 'done' })).length;
-    return { workers, seconds, opsPerSecond: OPERATIONS / seconds, notDone };
+    return {
+      workers,
+      seconds,
+      opsPerSecond: OPERATIONS / seconds,
+      notDone,
+      admissionsPerSecond: OPERATIONS / admissionSeconds,
+      admissionP50Ms: quantile(latencies, 0.5),
+      admissionP99Ms: quantile(latencies, 0.99),
+    };
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.on('close', r)))));
@@ -133,6 +166,11 @@ for (const workers of WORKER_COUNTS) {
   results.push(await round(workers));
 }
 const base = results[0]!.opsPerSecond;
-process.stdout.write('| workers | seconds | operations/s | vs first |\n|---|---|---|---|\n');
-for (const r of results) process.stdout.write(`| ${r.workers} | ${r.seconds.toFixed(2)} | ${r.opsPerSecond.toFixed(1)} | ${(r.opsPerSecond / base).toFixed(2)}x |\n`);
+process.stdout.write(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+process.stdout.write('| workers | seconds | operations/s | vs first | admissions/s | admission p50 | admission p99 |\n|---|---|---|---|---|---|---|\n');
+for (const r of results) {
+  process.stdout.write(
+    `| ${r.workers} | ${r.seconds.toFixed(2)} | ${r.opsPerSecond.toFixed(1)} | ${(r.opsPerSecond / base).toFixed(2)}x | ${r.admissionsPerSecond.toFixed(0)} | ${r.admissionP50Ms.toFixed(1)} ms | ${r.admissionP99Ms.toFixed(1)} ms |\n`,
+  );
+}
 process.exitCode = results.some((r) => r.notDone > 0) ? 1 : 0;

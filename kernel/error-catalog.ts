@@ -107,6 +107,7 @@ export const ERROR_CATALOG = {
   HARNESS_OPTIONS_INVALID: { category: 'user', summary: 'harness.prompt() was given bad text or options (result schema, tools, model, signal, images)' },
   // hooks
   HOOK_INVALID: { category: 'user', summary: 'a hook registration is invalid' },
+  QUEUE_HOOK_UNAVAILABLE: { category: 'user', summary: 'execution: queue refused an execAgent call with a hook workers cannot run: a handler-only lifecycle hook, or a thread hook given in code (workers know only the hooks folder and agent functions\' code hooks)' },
   THREAD_HOOK_MISSING: { category: 'user', summary: 'an operation selects a thread hook id this process knows no hook for (not in the hooks folder, not given in code), or thread hooks are selected without the thread-hooks plugin' },
   THREAD_HOOK_TOOL_CANCELLED: { category: 'user', summary: 'the operation was cancelled while a thread hook waited for a tool it invoked (state.invokeTool)' },
   THREAD_HOOK_UNSUPPORTED: { category: 'user', summary: 'a ThreadState method this runtime does not offer yet was called from a thread hook' },

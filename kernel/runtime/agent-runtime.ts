@@ -31,6 +31,7 @@ import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
 import { queuedToolRunOptions, takeQueuedToolCalls } from './queued-tool-calls.js';
+import { refuseHooksWorkersLack } from './queue-admission-hooks.js';
 import { afterCommitMessages, beforeCommitMessages, openThreadHooks, threadHookHost, type ThreadHookWrites } from './thread-hook-writes.js';
 
 export type { ExecAgentOptions, HumanDecision } from './exec-agent-options.js';
@@ -43,6 +44,14 @@ const applyingHere = new AsyncLocalStorage<ReadonlySet<string>>();
 
 /** How often one step's commit is rebased on concurrent publications before it counts as stale. */
 const MAX_REBASES = 8;
+
+/** How often an abort of an operation run elsewhere tries again after a racing commit or renewal. */
+const MAX_ABORT_ATTEMPTS = 20;
+
+/** A short, growing pause between abort attempts: the runner's in-flight step commits or notices the seized lease. */
+function abortBackoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(200, 10 * attempt)));
+}
 
 /**
  * The orchestrator of the step loop. An operation is a sequence of steps,
@@ -90,6 +99,7 @@ export class AgentRuntime {
       deps,
       startOperation: (options) => this.start(options),
       threadHookHost: async (operationId) => threadHookHost(this.deps, await this.get(operationId), [], this.hookWrites),
+      ...(queue ? { mayStartTool: (op: RunningOperation) => this.mayStartTool(op) } : {}),
     };
   }
 
@@ -107,7 +117,8 @@ export class AgentRuntime {
     const { agent, context } = await agentAtStart(this.deps, options, operationId);
     const userId = options.userId ?? options.origin?.userId;
     const counters = options.threadId === undefined ? { modelTurns: 0, compactions: 0 } : await threadContinuation(this.deps.store, options.threadId, agent.id, options.agentSource ?? STATIC_AGENT_SOURCE_ID);
-    // Validate hooks before anything is stored.
+    // Validate hooks before anything is stored; queue mode refuses the ones its workers cannot run.
+    if (this.queue) refuseHooksWorkersLack(options);
     this.deps.dispatcher.register(operationId, options.hooks ?? []);
     const state: OperationState = { stepIndex: 0, usage: { ...ZERO_USAGE }, pendingToolCalls: [], approvedToolCallIds: [], ...counters };
     // Queued calls are admitted again for this run's agent: a fresh identity each, arguments checked by its tools' schemas.
@@ -275,7 +286,15 @@ export class AgentRuntime {
 
   /**
    * Aborts a running or parked operation and the sub-agent operations it
-   * started; each ends with reason `interrupted`.
+   * started; each ends with reason `interrupted`, exactly once. A loop in
+   * this process ends it itself at its next turn boundary. Otherwise (parked,
+   * left by a stopped process, or run by another process or a queue worker)
+   * the abort seizes the operation's lease, so the runner starts no further
+   * tool and stops at its next renewal, then commits the end by
+   * compare-and-swap; a step the runner committed meanwhile makes it read the
+   * operation again and try once more (OPERATION_NOT_WAITING only after
+   * MAX_ABORT_ATTEMPTS). Resolves once the end is stored (or the operation
+   * had already ended).
    */
   async abort(operationId: string): Promise<void> {
     // A decision, resume or completion being applied here is told at once (its loop, once launched, stops before its
@@ -285,22 +304,85 @@ export class AgentRuntime {
   }
 
   private async abortNow(operationId: string): Promise<void> {
-    let op = await this.get(operationId);
-    // A copy this process does not run may be out of date (another process moved the operation on): the abort's
-    // compare-and-swap is made against the operation as stored. A copy with a caller's handlers is kept.
-    if (!op.loopActive && op.fromStore && (await this.deps.store.getOperation(operationId))?.version !== op.record.version) {
-      if (this.running.get(operationId) === op) this.running.delete(operationId);
-      op = await this.get(operationId);
+    const live = this.running.get(operationId);
+    if (live?.loopActive) {
+      if (TERMINAL.has(live.record.status)) return;
+      live.abort.abort();
+      await this.abortChildren(operationId);
+      return;
     }
-    if (TERMINAL.has(op.record.status)) return;
-    op.abort.abort();
-    // Children running here, and unfinished ones a stopped or crashed process left behind.
+    const stored = await this.deps.store.getOperation(operationId);
+    if (!stored) throw new HookgateError('OPERATION_NOT_FOUND', `no operation has id ${operationId}`, { details: { operationId } });
+    if (TERMINAL.has(stored.status)) return;
+    live?.abort.abort();
+    await this.abortChildren(operationId);
+    await this.abortHeldElsewhere(operationId);
+  }
+
+  /** Children running here, and unfinished ones a stopped or crashed process (or a worker) runs or left behind. */
+  private async abortChildren(operationId: string): Promise<void> {
     const children = new Set([...this.running.values()].filter((c) => c.record.parentOperationId === operationId).map((c) => c.record.id));
     for (const child of await this.deps.store.listOperations({ parentOperationId: operationId })) if (!TERMINAL.has(child.status)) children.add(child.id);
     for (const child of children) await this.abort(child);
-    // A loop in this process finishes it itself; a parked operation, or one a stopped process left running, is
-    // finished here, by compare-and-swap: if another process changed it meanwhile, nothing is written.
-    if (!op.loopActive) await this.finish(op, 'interrupted', undefined, op.record.version);
+  }
+
+  /**
+   * The end of an operation no loop of this process runs: the lease seized
+   * first (held through every attempt, so no runner claims it in between),
+   * then the end committed by compare-and-swap, read again after a racing commit.
+   */
+  private async abortHeldElsewhere(operationId: string): Promise<void> {
+    let stored: OperationRecord | undefined;
+    for (let attempt = 1; stored === undefined; attempt++) {
+      try {
+        stored = await this.driver.seize(operationId);
+      } catch (err) {
+        // The holder renewed between the read and the conditional claim: read again.
+        if (!isLeased(err) || attempt >= MAX_ABORT_ATTEMPTS) throw err;
+        await abortBackoff(attempt);
+      }
+    }
+    try {
+      for (let attempt = 1; ; attempt++) {
+        if (TERMINAL.has(stored.status)) return;
+        // A loop that started here meanwhile (a completion launched it) ends itself.
+        const here = this.running.get(operationId);
+        if (here?.loopActive) {
+          here.abort.abort();
+          return;
+        }
+        let op = await this.get(operationId);
+        if (op.record.version !== stored.version) {
+          // A copy from before the runner moved the operation on: read again (a copy holding a caller's handlers is kept).
+          if (op.fromStore) {
+            if (this.running.get(operationId) === op) this.running.delete(operationId);
+            op = await this.get(operationId);
+          } else op.record = stored;
+        }
+        op.abort.abort();
+        try {
+          await this.finish(op, 'interrupted', undefined, op.record.version);
+          return;
+        } catch (err) {
+          // The runner committed the step it was in (its tool started before the seizure): end it after that step.
+          if (!(err instanceof HookgateError && err.code === 'OPERATION_NOT_WAITING') || attempt >= MAX_ABORT_ATTEMPTS) throw err;
+        }
+        await abortBackoff(attempt);
+        const again = await this.deps.store.getOperation(operationId);
+        if (!again) return;
+        stored = again;
+      }
+    } finally {
+      // Held only for the end: a loop that started here meanwhile keeps its lease (it releases it when it ends).
+      if (!this.running.get(operationId)?.loopActive) await this.driver.release(operationId);
+    }
+  }
+
+  /** Queue mode, right before a tool starts: the lease renewed now, or the step cancelled (an abort seized it). */
+  private async mayStartTool(op: RunningOperation): Promise<boolean> {
+    if (await this.driver.confirm(op.record.id)) return true;
+    this.loseLease(op, (await this.deps.store.getLease(op.record.id).catch(() => undefined))?.owner);
+    return false;
   }
 
   /**
@@ -482,12 +564,18 @@ export class AgentRuntime {
       await this.driver.release(operationId);
       throw err;
     }
-    op.queuedRun = { steps: 0 };
+    const run: NonNullable<RunningOperation['queuedRun']> = { steps: 0 };
+    op.queuedRun = run;
     this.launch(op);
     await op.loop;
     op.queuedRun = undefined;
     // Not kept: the next step may run in another worker, so this copy goes out of date.
     if (this.running.get(operationId) === op && !op.loopActive) this.running.delete(operationId);
+    // The store went away mid-step: the job is retried (the queue's backoff) and runs the step again from the last commit.
+    if (run.storeDown !== undefined) {
+      if (this.running.get(operationId) === op) this.running.delete(operationId);
+      throw run.storeDown;
+    }
     if (!op.stale && op.record.status === 'running') await queue.enqueue({ operationId, version: op.record.version });
     return { kind: 'ran' };
   }
@@ -862,6 +950,7 @@ export class AgentRuntime {
 
   private async fail(op: RunningOperation, err: unknown): Promise<void> {
     if (isVersionConflict(err) || isLeased(err) || op.stale) return this.dropStale(op, err);
+    if (this.handBackOnStoreOutage(op, err)) return;
     if (TERMINAL.has(op.record.status) || this.stopping) return;
     if (op.abort.signal.aborted) return this.finish(op, 'interrupted');
     this.deps.logger.error('operation failed', { operationId: op.record.id, error: errorMessage(err) });
@@ -902,6 +991,11 @@ export class AgentRuntime {
       }
       // Another process finished or moved the operation first: its outcome stands, this one announces nothing.
       if (isVersionConflict(err) || op.stale) return this.dropStale(op, err);
+      // Queue mode, the store away: nothing announced; the job runs the end again once the store answers.
+      if (this.handBackOnStoreOutage(op, err)) {
+        op.finishing = false;
+        return;
+      }
       this.deps.logger.error('could not persist the terminal state', { operationId: op.record.id, error: errorMessage(err) });
       op.record = { ...op.record, status, reason };
     }
@@ -939,6 +1033,20 @@ export class AgentRuntime {
         this.deps.logger.error('could not hand a sub-agent result to its parent', { operationId: op.record.id, error: errorMessage(err) }),
       );
     }
+  }
+
+  /**
+   * Queue mode: a step that met an unreachable store (STORE_UNAVAILABLE, a
+   * PostgreSQL restart) neither fails nor finishes its operation; the error
+   * is kept for `runQueuedStep`, which hands the job back to the queue to run
+   * again from the last commit (at least once; a commit that did land makes
+   * the retried job find a newer version). True when it took the error.
+   */
+  private handBackOnStoreOutage(op: RunningOperation, err: unknown): boolean {
+    if (op.queuedRun === undefined || !(err instanceof HookgateError && err.code === 'STORE_UNAVAILABLE')) return false;
+    op.queuedRun.storeDown ??= err;
+    this.deps.logger.warn('the store could not be reached during a queued step; the step runs again once it answers', { operationId: op.record.id, error: errorMessage(err) });
+    return true;
   }
 
   /**

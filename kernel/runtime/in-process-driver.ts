@@ -28,12 +28,27 @@ export class InProcessDriver implements OperationDriver {
   }
 
   async claim(operationId: string, options: { force?: boolean } = {}): Promise<OperationRecord> {
+    return this.claimAs(operationId, options.force === true ? 'force' : 'plain');
+  }
+
+  seize(operationId: string): Promise<OperationRecord> {
+    return this.claimAs(operationId, 'abort');
+  }
+
+  async confirm(operationId: string): Promise<boolean> {
+    if (!this.held.has(operationId)) return false;
+    const lease = await this.store.renewLease(operationId, { owner: this.owner, ttlMs: this.leaseMs });
+    if (lease === undefined) this.stop(operationId);
+    return lease !== undefined;
+  }
+
+  private async claimAs(operationId: string, how: 'plain' | 'force' | 'abort'): Promise<OperationRecord> {
     const claim = await this.store.claimOperation(operationId, { owner: this.owner, ttlMs: this.leaseMs });
     if (claim.claimed) {
       if (!this.held.has(operationId)) this.held.set(operationId, {});
       return claim.operation;
     }
-    if (options.force) {
+    if (how !== 'plain') {
       // Judged at the holder's own expiry, the conditional claim succeeds only while the holder has not renewed meanwhile.
       const now = Date.now();
       const forced = await this.store.claimOperation(operationId, {
@@ -42,7 +57,8 @@ export class InProcessDriver implements OperationDriver {
         now: claim.holder.expiresAt,
       });
       if (forced.claimed) {
-        this.logger.warn('took over an unexpired lease (--force)', { operationId, previousOwner: claim.holder.owner });
+        if (how === 'force') this.logger.warn('took over an unexpired lease (--force)', { operationId, previousOwner: claim.holder.owner });
+        else this.logger.info('took the lease of a running operation to abort it', { operationId, previousOwner: claim.holder.owner });
         if (!this.held.has(operationId)) this.held.set(operationId, {});
         return forced.operation;
       }

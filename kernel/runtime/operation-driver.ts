@@ -22,6 +22,14 @@ export interface OperationDriver {
    * lease over (only when the holder has not renewed it meanwhile).
    */
   claim(operationId: string, options?: { force?: boolean }): Promise<OperationRecord>;
+  /**
+   * An abort's fence: claims the operation even while another process holds
+   * an unexpired lease (only if that holder has not renewed meanwhile;
+   * OPERATION_LEASED otherwise, so the caller tries again). From then on the
+   * holder's renewals and `confirm` fail: it starts no tool and stops at its
+   * next turn boundary. Release it once the abort is committed.
+   */
+  seize(operationId: string): Promise<OperationRecord>;
   /** What `createOperation({ lease })` takes so a new operation is created already claimed by this process; `adopt` it after. */
   leaseRequest(): { owner: string; ttlMs: number };
   /** Records a lease this process got outside `claim` (a new operation created with `leaseRequest()`). */
@@ -33,6 +41,13 @@ export interface OperationDriver {
    * `onLost` runs once when a renewal finds the lease taken by another owner.
    */
   keep(operationId: string, onLost: (holder: OperationLease | undefined) => void): void;
+  /**
+   * Renews the lease now and resolves whether this process still holds it:
+   * false (and renewing stops) when another process seized or claimed it.
+   * What a worker asks right before it starts a tool, so that no tool
+   * starts after an abort from another process was committed.
+   */
+  confirm(operationId: string): Promise<boolean>;
   /** Stops renewing and drops this process's lease (idempotent; never fails the caller). */
   release(operationId: string): Promise<void>;
   /** Releases every lease this process holds. */

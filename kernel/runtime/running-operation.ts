@@ -32,7 +32,15 @@ export interface RunningOperation {
   /** The ones waiting for their turn, in arrival order. */
   exclusiveWaiters?: Array<() => void>;
   /** Queue mode: this loop runs one job's step (`runQueuedStep`); `steps` counts the loop's iterations, and the second ends it. */
-  queuedRun?: { steps: number };
+  queuedRun?: {
+    steps: number;
+    /**
+     * The store could not be reached during the step (STORE_UNAVAILABLE): the
+     * operation is neither failed nor finished here; the job is handed back
+     * to the queue, which runs it again from the last commit once the store answers.
+     */
+    storeDown?: unknown;
+  };
   /** Loaded from the store (after a restart): handlers are gone, persisted webhook hooks are read on use. */
   fromStore?: boolean;
   /** Its terminal state is being committed and announced here (AgentRuntime.finish): its waiters are resolved here, after onComplete, not from the store. */

@@ -32,6 +32,13 @@ export interface StepServices {
   startOperation(options: ExecAgentOptions): Promise<string>;
   /** The thread hook host of an operation (a sub-agent's, for its parent's `after_subagent_created`): the one this process runs, else loaded. */
   threadHookHost(operationId: string): Promise<ThreadHookHost>;
+  /**
+   * Queue mode: asked right before a tool starts; false when this process no
+   * longer holds the operation's lease (an abort from another process seized
+   * it), and the step is then cancelled without running the tool. Absent in
+   * embedded mode (the process that runs the loop is the one that aborts it).
+   */
+  mayStartTool?(op: RunningOperation): Promise<boolean>;
 }
 
 /** An executor's answer: the draft is ready to commit, or the operation was aborted meanwhile (nothing is committed). */

@@ -40,6 +40,8 @@ export const toolCallStep: StepExecutor = async (services, op, draft) => {
   const mocked = verdict.kind === 'mocked';
   // An approved call runs only while the operation is still this process's to run (an abort elsewhere ends it).
   if (!mocked) await confirmApprovedCallIsCurrent(deps, op, call);
+  // The fence against an abort committed by another process: checked after the gate (which may wait on webhooks).
+  if (!mocked && services.mayStartTool !== undefined && !(await services.mayStartTool(op))) return 'cancelled';
   const execution = await executeToolCall(deps, op, call, context, mocked ? { mocked: verdict.result } : { entry: entry! });
   if (execution.kind === 'cancelled') return 'cancelled';
   if (execution.kind === 'deferred') {

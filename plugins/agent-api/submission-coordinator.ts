@@ -247,7 +247,8 @@ export class SubmissionCoordinator {
           prompt: renderDeliveredMessage(message),
           ...(images !== undefined ? { promptImages: images } : {}),
           context: { [SUBMISSION_CONTEXT_KEY]: submission.id },
-          hooks: [deadlineHook(begun, timeoutMs, (operationId) => this.pastDeadline(submission.id, operationId))],
+          // A handler runs only where steps run: in queue mode that is a worker, where this process's deadline cannot be called.
+          ...(this.deps.hooks.mode === 'local' ? { hooks: [deadlineHook(begun, timeoutMs, (operationId) => this.pastDeadline(submission.id, operationId))] } : {}),
         });
       } catch (err) {
         if (isHookgateError(err, 'THREAD_BUSY')) {

@@ -10,6 +10,18 @@ export const STEP_QUEUE_NAME = 'steps';
 /** How long the start-up check waits for Redis before it calls it unreachable. */
 const CONNECT_TIMEOUT_MS = 5_000;
 
+/**
+ * How long an enqueue waits for Redis to answer again before it refuses
+ * with QUEUE_UNAVAILABLE: longer than ioredis's largest reconnect pause (2 s),
+ * so an admission in the seconds after a Redis restart waits for the
+ * reconnect instead of failing; bounded, so one made while Redis is down
+ * still fails with a clear error.
+ */
+export const ENQUEUE_WAIT_MS = 5_000;
+
+/** The pause between enqueue attempts while Redis is away, growing up to this. */
+const ENQUEUE_RETRY_MAX_PAUSE_MS = 250;
+
 /** Attempts of a job whose runner rejected (the store unreachable, say); each later by a doubling backoff from this. */
 const JOB_ATTEMPTS = 10;
 const JOB_BACKOFF_MS = 500;
@@ -71,19 +83,41 @@ export class BullmqStepQueue implements StepQueue {
     await this.queue.waitUntilReady();
   }
 
+  /**
+   * Adds the step's job. While Redis is away (restarting, the client
+   * reconnecting) the add is tried again, with short growing pauses, for up
+   * to ENQUEUE_WAIT_MS: the job id makes a repeated add one job. Then it
+   * rejects with QUEUE_UNAVAILABLE naming the address and the last error.
+   */
   async enqueue(step: QueuedStep): Promise<void> {
     const queue = this.queue;
     if (!queue) throw unavailable('the step queue is not open (the execution-queue plugin has not started)', this.options.address.shown);
-    try {
-      await queue.add('step', { operationId: step.operationId, version: step.version }, {
-        jobId: stepJobId(step),
-        removeOnComplete: true,
-        removeOnFail: true,
-        attempts: JOB_ATTEMPTS,
-        backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
-      });
-    } catch (err) {
-      throw unavailable(`could not enqueue step ${step.version} of operation ${step.operationId} on Redis at ${this.options.address.shown}: ${errorMessage(err)}`, this.options.address.shown, err);
+    const deadline = Date.now() + ENQUEUE_WAIT_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const adding = queue.add('step', { operationId: step.operationId, version: step.version }, {
+          jobId: stepJobId(step),
+          removeOnComplete: true,
+          removeOnFail: true,
+          attempts: JOB_ATTEMPTS,
+          backoff: { type: 'exponential', delay: JOB_BACKOFF_MS },
+        });
+        // BullMQ waits for a reconnecting client without bound: the add is given what is left of the wait. One that
+        // lands later anyway is the same job (its id), which the sweep would have enqueued.
+        adding.catch(() => undefined);
+        await withinMs(adding, deadline - Date.now());
+        return;
+      } catch (err) {
+        const left = deadline - Date.now();
+        if (left <= 0 || this.queue !== queue) {
+          throw unavailable(
+            `could not enqueue step ${step.version} of operation ${step.operationId} on Redis at ${this.options.address.shown} (tried for ${Math.round(ENQUEUE_WAIT_MS / 1000)} s): ${errorMessage(err)}`,
+            this.options.address.shown,
+            err,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(left, ENQUEUE_RETRY_MAX_PAUSE_MS, 25 * attempt)));
+      }
     }
   }
 
@@ -161,6 +195,19 @@ function readStep(data: unknown): QueuedStep | undefined {
   if (typeof operationId !== 'string' || operationId === '' || operationId.length > 200) return undefined;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) return undefined;
   return { operationId, version };
+}
+
+/** `promise`, or a rejection once `ms` passed without it settling. */
+async function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('Redis did not answer (the client is reconnecting)')), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function unavailable(message: string, redis: string, cause?: unknown): HookgateError {

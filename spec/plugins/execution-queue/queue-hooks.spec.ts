@@ -50,7 +50,7 @@ for (const kind of QUEUE_STORES) describe(`execution-queue: hooks and approvals 
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('an approval given by another process (hookgate approve) is run by a worker; the worker delivers the persisted caller webhook and its own environment hook, never the admitting process\'s handler', async () => {
+  it('an approval given by another process (hookgate approve) is run by a worker; the worker delivers the persisted caller webhook and its own environment hook, delivers a hook with a handler and a webhook as its webhook, never calls the admitting process\'s handler', async () => {
     worker = await startWorker(dir, {
       AGENT_HOOK_WEBHOOK_URL: receiver.url('/env'),
       AGENT_HOOK_WEBHOOK_TOKEN: ENV_TOKEN,
@@ -66,7 +66,8 @@ for (const kind of QUEUE_STORES) describe(`execution-queue: hooks and approvals 
       prompt: 'wait once approved',
       hooks: [
         { id: 'caller-observer', type: 'afterToolCall', webhook: { url: receiver.url('/caller') } },
-        { id: 'in-memory', type: 'afterToolCall', handler: () => void (handlerCalls += 1) },
+        // Both a handler and a webhook: delivered as its webhook (document 000's queue mode), the handler never called.
+        { id: 'both', type: 'afterToolCall', handler: () => void (handlerCalls += 1), webhook: { url: receiver.url('/both') } },
       ],
     });
     const operationId = handle.operationId;
@@ -81,7 +82,8 @@ for (const kind of QUEUE_STORES) describe(`execution-queue: hooks and approvals 
 
     const calls = await probeCalls(dir);
     assert.deepEqual(calls.map((c) => c.pid), [worker.child.pid], 'the approved call ran once, in the worker');
-    await receiver.waitFor((r) => r.some((x) => x.path === '/caller') && r.some((x) => x.path === '/env'));
+    await receiver.waitFor((r) => r.some((x) => x.path === '/caller') && r.some((x) => x.path === '/env') && r.some((x) => x.path === '/both'));
+    assert.deepEqual(receiver.to('/both').map((r) => r.body.hookId), ['both']);
     const caller = receiver.to('/caller');
     assert.equal(caller.length, 1);
     assert.equal(caller[0]!.body.hookId, 'caller-observer');
@@ -89,6 +91,6 @@ for (const kind of QUEUE_STORES) describe(`execution-queue: hooks and approvals 
     assert.equal(env.length, 1);
     assert.equal(env[0]!.body.hookId, 'server-env-webhook:afterToolCall');
     assert.equal(env[0]!.headers.authorization, `Bearer ${ENV_TOKEN}`);
-    assert.equal(handlerCalls, 0, 'an in-memory handler does not travel with the operation');
+    assert.equal(handlerCalls, 0, 'a handler does not travel with the operation');
   });
 });
