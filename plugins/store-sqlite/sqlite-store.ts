@@ -282,7 +282,8 @@ export class SqliteStore implements Store {
   /** Generated message ids of this database (set by migrate). */
   private ids?: MessageIds;
   // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
-  // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write.
+  // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write. (The usual
+  // step commit is a single statement, which takes the write lock when it starts and waits the same way.)
   private createOperationTx?: Database.Transaction<(op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => OperationRecord>;
   private commitStepTx?: Database.Transaction<(operationId: string, commit: StepCommit, now: string) => MessageRecord[]>;
   private saveHooksTx?: Database.Transaction<(operationId: string, hooks: unknown[]) => void>;
@@ -595,9 +596,13 @@ export class SqliteStore implements Store {
    * read under the write lock, shows no other connection committed since;
    * otherwise they are read again in the same transaction. A commit with a
    * step and no status, reason or error stores the state (with the next state
-   * version) in the step row and leaves the operations row alone; with one
-   * message of a generated id as well, the usual commit is one pragma read and
-   * one two-row INSERT.
+   * version) in the step row and leaves the operations row alone. The step
+   * loop's usual commit (that, plus one message with a generated id and
+   * nothing else) is one two-row INSERT in autocommit mode when the
+   * connection keeps the operation's tail, guarded by the operations row's
+   * state version and the log's primary key instead of BEGIN, `data_version`
+   * and COMMIT (usual-step-commit.ts); when the guard finds the tail stale it
+   * writes nothing and the transaction above runs instead.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
     return this.guard((s) => {
