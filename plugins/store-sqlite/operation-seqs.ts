@@ -12,6 +12,8 @@ export interface LogTail {
   dataVersion: number;
   /** The operation's current state version (the row's or its newest log entry's, whichever is higher). */
   version: number;
+  /** The operations row's own state version (status changes and publications write it; step-only commits do not). */
+  rowVersion: number;
   /** The key the next log entry takes. */
   nextKey: number;
   /** The seq the next message takes. */
@@ -57,6 +59,14 @@ export class OperationSeqs {
   tail(operationId: string, dataVersion: number): LogTail | undefined {
     const tail = this.entries.get(operationId)?.tail;
     return tail !== undefined && tail.dataVersion === dataVersion ? tail : undefined;
+  }
+
+  /**
+   * The operation's tail whatever `data_version` says: only for a write that
+   * checks it itself (usual-step-commit.ts).
+   */
+  keptTail(operationId: string): LogTail | undefined {
+    return this.entries.get(operationId)?.tail;
   }
 
   /** Keeps `tail` for a remembered operation (a no-op for one not remembered). */

@@ -11,6 +11,11 @@ export function isCorruptionError(err: unknown): boolean {
   return code !== undefined && (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || code.startsWith('SQLITE_CORRUPT_'));
 }
 
+/** True when a write broke a PRIMARY KEY constraint (a key taken). */
+export function isPrimaryKeyError(err: unknown): boolean {
+  return sqliteCode(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
 /** True when a write broke a PRIMARY KEY or UNIQUE constraint (a duplicate id). */
 export function isDuplicateKeyError(err: unknown): boolean {
   const code = sqliteCode(err);

@@ -55,6 +55,7 @@ import { AgentTexts } from './agent-texts.js';
 import { SqlitePruner } from './sqlite-pruner.js';
 import { prefixUpperBound } from './prefix-range.js';
 import { isDuplicateKeyError, translateSqliteError } from './sqlite-errors.js';
+import { commitUsualStep, USUAL_STEP_SQL, type UsualStepStatement } from './usual-step-commit.js';
 
 export interface SqliteStoreOptions {
   /** A file path (parent folders are created) or `:memory:`. */
@@ -212,6 +213,8 @@ function prepareStatements(db: Database.Database) {
        VALUES (?, ?, 'step', ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
          (?, ?, 'message', ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?, NULL, ?, ?, ?, ?, ?)`,
     ),
+    // The usual step commit in autocommit mode, guarded by the kept tail (usual-step-commit.ts).
+    insertUsualStep: db.prepare(USUAL_STEP_SQL) as UsualStepStatement,
     // This connection's data version: it changes when another connection commits (see operation-seqs.ts, LogTail).
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     // state, state_version: both or neither (NULL); created_at is the commit time either way.
@@ -280,7 +283,8 @@ export class SqliteStore implements Store {
   /** Generated message ids of this database (set by migrate). */
   private ids?: MessageIds;
   // Write transactions run with BEGIN IMMEDIATE: they take the write lock up front, so a second process
-  // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write.
+  // waits on busy_timeout instead of failing with SQLITE_BUSY_SNAPSHOT when a read turns into a write. (The usual
+  // step commit is a single statement, which takes the write lock when it starts and waits the same way.)
   private createOperationTx?: Database.Transaction<(op: NewOperation, messages: NewMessage[], hooks: unknown[], now: string) => OperationRecord>;
   private commitStepTx?: Database.Transaction<(operationId: string, commit: StepCommit, now: string) => MessageRecord[]>;
   private saveHooksTx?: Database.Transaction<(operationId: string, hooks: unknown[]) => void>;
@@ -398,7 +402,7 @@ export class SqliteStore implements Store {
       this.insertMessages(s, op.id, opSeq, firstKey, 1, positionBase, messages, now);
       hooks.forEach((hook, position) => s.insertHook.run(op.id, position, JSON.stringify(hook)));
       // The first step commit then reads nothing but data_version (see LogTail).
-      this.seqs.setTail(op.id, { dataVersion: s.dataVersion.get()!, version: 0, nextKey: firstKey + messages.length, nextMessageSeq: messages.length + 1, positionBase });
+      this.seqs.setTail(op.id, { dataVersion: s.dataVersion.get()!, version: 0, rowVersion: 0, nextKey: firstKey + messages.length, nextMessageSeq: messages.length + 1, positionBase });
       // What getOperation would read back, built from what was just written instead of read (and parsed) again.
       const record: OperationRecord = {
         id: op.id,
@@ -475,7 +479,8 @@ export class SqliteStore implements Store {
         }
       }
       // Everything written: the tail now says what this commit left (commitStep forgets it if COMMIT fails).
-      this.seqs.setTail(operationId, { dataVersion, version, nextKey, nextMessageSeq: tail.nextMessageSeq + messages.length, positionBase: tail.positionBase });
+      const rowVersion = stateInStep ? tail.rowVersion : version;
+      this.seqs.setTail(operationId, { dataVersion, version, rowVersion, nextKey, nextMessageSeq: tail.nextMessageSeq + messages.length, positionBase: tail.positionBase });
       return records;
     });
     this.saveHooksTx = db.transaction((operationId: string, hooks: unknown[]) => {
@@ -597,14 +602,22 @@ export class SqliteStore implements Store {
    * read under the write lock, shows no other connection committed since;
    * otherwise they are read again in the same transaction. A commit with a
    * step and no status, reason or error stores the state (with the next state
-   * version) in the step row and leaves the operations row alone; with one
-   * message of a generated id as well, the usual commit is one pragma read and
-   * one two-row INSERT.
+   * version) in the step row and leaves the operations row alone. The step
+   * loop's usual commit (that, plus one message with a generated id and
+   * nothing else) is one two-row INSERT in autocommit mode when the
+   * connection keeps the operation's tail, guarded by the operations row's
+   * state version and the log's primary key instead of BEGIN, `data_version`
+   * and COMMIT (usual-step-commit.ts); when the guard finds the tail stale it
+   * writes nothing and the transaction above runs instead.
    */
   async commitStep(operationId: string, commit: StepCommit): Promise<MessageRecord[]> {
-    return this.guard(() => {
+    return this.guard((s) => {
       try {
-        return this.committed(this.commitStepTx!.immediate(operationId, commit, nowIso()));
+        const now = nowIso();
+        return this.committed(
+          commitUsualStep(s.insertUsualStep, this.seqs, this.ids!, operationId, commit, now, LOG_KEYS_PER_OPERATION) ??
+            this.commitStepTx!.immediate(operationId, commit, now),
+        );
       } catch (err) {
         this.seqs.forget(operationId); // it may have been remembered by a transaction that was rolled back
         throw err;
@@ -902,6 +915,7 @@ export class SqliteStore implements Store {
     return {
       dataVersion,
       version: Math.max(rowVersion, newestStateVersion ?? 0),
+      rowVersion,
       nextKey: (newestKey ?? seq * LOG_KEYS_PER_OPERATION) + 1,
       nextMessageSeq: (newestMessageSeq ?? 0) + 1,
       positionBase,

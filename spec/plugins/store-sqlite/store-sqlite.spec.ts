@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -877,6 +877,54 @@ describe('store-sqlite', () => {
       }
     });
 
+    it('sees a state-only write and a status change of the other connection, which append nothing to the log', async () => {
+      const { first, second } = await twoStores();
+      try {
+        await first.commitStep('op-1', { state: state(1), step: step(0), messages: [{ role: 'assistant', content: 'two' }], expectedVersion: 0 });
+        // The usual commit shape from here on (a step and one message with a generated id) on the first connection.
+        await second.commitStep('op-1', { state: state(7), expectedVersion: 1 });
+        await rejectsWithCode(
+          first.commitStep('op-1', { state: state(9), step: step(9), messages: [{ role: 'assistant', content: 'stale' }], expectedVersion: 1 }),
+          'STORE_VERSION_CONFLICT',
+        );
+        await first.commitStep('op-1', { state: state(8), step: step(1), messages: [{ role: 'assistant', content: 'three' }], expectedVersion: 2 });
+        await second.commitStep('op-1', { state: state(8), status: 'waiting_approval', expectedVersion: 3 });
+        await rejectsWithCode(
+          first.commitStep('op-1', { state: state(9), step: step(9), messages: [{ role: 'assistant', content: 'stale' }], expectedVersion: 3 }),
+          'STORE_VERSION_CONFLICT',
+        );
+        // Without a compare-and-swap the commit still takes the version after the other connection's.
+        const written = await first.commitStep('op-1', { state: state(9), step: step(2), messages: [{ role: 'assistant', content: 'four' }] });
+        assert.deepEqual(written.map((m) => [m.seq, m.content]), [[4, 'four']]);
+        const op = (await second.getOperation('op-1'))!;
+        assert.deepEqual([op.version, op.state.stepIndex, op.status], [5, 9, 'waiting_approval']);
+        assert.deepEqual((await second.listMessages('op-1')).map((m) => [m.seq, m.content]), [[1, 'one'], [2, 'two'], [3, 'three'], [4, 'four']]);
+        assert.deepEqual((await second.listSteps('op-1')).map((s) => s.stepIndex), [0, 1, 2]);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
+    it('refuses the version a publication on the other connection replaced, on a commit with a message', async () => {
+      const { first, second } = await twoStores();
+      try {
+        await first.commitStep('op-1', { state: state(1), step: step(0), messages: [{ role: 'tool', toolCallId: 'call_d', content: '' }], expectedVersion: 0 });
+        assert.equal(await second.publishToolResult('op-1', 'call_d', { content: 'done', success: true }, { state: state(1), expectedVersion: 1 }), true);
+        await rejectsWithCode(
+          first.commitStep('op-1', { state: state(2), step: step(1), messages: [{ role: 'assistant', content: 'stale' }], expectedVersion: 1 }),
+          'STORE_VERSION_CONFLICT',
+        );
+        await first.commitStep('op-1', { state: state(2), step: step(1), messages: [{ role: 'assistant', content: 'after' }], expectedVersion: 2 });
+        const messages = await second.listMessages('op-1');
+        assert.deepEqual(messages.map((m) => [m.seq, m.content]), [[1, 'one'], [2, 'done'], [3, 'after']]);
+        assert.equal((await second.getOperation('op-1'))!.version, 3);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+
     it('does not write into an operation another connection deleted, even when its seq now names a new operation', async () => {
       const { file, first, second } = await twoStores();
       try {
@@ -958,6 +1006,46 @@ describe('store-sqlite', () => {
         ]);
         assert.deepEqual(await store.loadHooks('child-op'), [{ id: 'child-hook' }]);
         assert.deepEqual(await store.getUser('child-user'), { id: 'child-user', email: 'child@example.test' });
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('store-sqlite step commits and SIGKILL', () => {
+    it('keeps every step commit that resolved before the process was killed, with nothing half written', async function () {
+      this.timeout(60_000);
+      const file = freshPath();
+      const child = spawn(process.execPath, [childScript, 'steps-until-killed', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let reported = 0;
+      let buffered = '';
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      await new Promise<void>((resolve, reject) => {
+        child.on('exit', () => reject(new Error(`the child exited after ${reported} commits before it was killed`)));
+        child.stdout!.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString('utf8');
+          const lines = buffered.split('\n');
+          buffered = lines.pop()!;
+          for (const line of lines) if (line.startsWith('committed ')) reported = Number(line.slice('committed '.length));
+          // Past the point where the background checkpointer runs, so its thread is copying when the kill comes.
+          if (reported >= COMMITS_BEFORE_START + 300) {
+            child.kill('SIGKILL');
+            resolve();
+          }
+        });
+      });
+      assert.equal(await exited, 'SIGKILL');
+      const store = new SqliteStore({ path: file });
+      await store.migrate();
+      try {
+        const steps = await store.listSteps('kill-op');
+        const messages = await store.listMessages('kill-op');
+        const op = (await store.getOperation('kill-op'))!;
+        assert.ok(steps.length >= reported, `${steps.length} steps stored, ${reported} reported committed`);
+        assert.deepEqual(steps.map((s) => s.stepIndex), steps.map((_, i) => i));
+        // Each commit wrote its step and its message together: one user message, then one per step, in order.
+        assert.deepEqual(messages.map((m) => [m.seq, m.content]), [[1, 'start'], ...steps.map((_, i) => [i + 2, `message ${i}`])]);
+        assert.deepEqual([op.version, op.state.stepIndex], [steps.length, steps.length]);
       } finally {
         await store.close();
       }
