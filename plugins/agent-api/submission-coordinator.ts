@@ -69,7 +69,7 @@ export class SubmissionCoordinator {
   private readonly settlementListeners = new Set<SettlementListener>();
 
   constructor(private readonly deps: CoordinatorDeps) {
-    this.joins = new SubmissionJoins(deps.store, deps.operations);
+    this.joins = new SubmissionJoins(deps.store, deps.operations, (id, hostId) => this.settleJoinedIfHostSettled(id, hostId));
   }
 
   /**
@@ -112,6 +112,14 @@ export class SubmissionCoordinator {
     this.intents.set(submissionId, this.intents.get(submissionId) ?? 'abort');
     const operationId = this.runningOps.get(submissionId) ?? record.operationId;
     if (operationId !== undefined) await this.abortOperation(operationId);
+  }
+
+  /** A joined submission whose host settled before the join was known (a join decided in the store, queue mode) takes the host's outcome now. */
+  private async settleJoinedIfHostSettled(submissionId: string, hostId: string): Promise<void> {
+    const host = await this.deps.store.getSubmission(hostId);
+    const joined = await this.deps.store.getSubmission(submissionId);
+    if (!host || !joined || !SETTLED_SUBMISSION_STATUSES.has(host.status) || SETTLED_SUBMISSION_STATUSES.has(joined.status)) return;
+    await this.settle({ ...host, id: submissionId }, settlementOfHost(host));
   }
 
   /** Hears every settlement recorded here, after it is stored; returns the unsubscribe function. Listeners must not throw. */

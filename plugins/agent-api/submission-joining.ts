@@ -1,6 +1,8 @@
 import type { Operations } from '../../kernel/operations.js';
 import type { Store } from '../../kernel/store.js';
 import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
+import { decideStoredDelivery, STORED_DELIVERY_POLL_MS } from '../../kernel/runtime/stored-turn-inbox.js';
+import { sleep } from './submission-handles.js';
 import { deliveredImages, parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 
 /** The id a joined delivery's message is stored under: one per submission, so it can be stored (and found) once. */
@@ -31,7 +33,12 @@ export class SubmissionJoins {
   /** Joined submissions by host submission id, settled with their host. */
   private readonly byHost = new Map<string, Set<string>>();
 
-  constructor(private readonly store: Store, private readonly operations: Operations) {}
+  /**
+   * `afterJoin`: called once a submission is marked joined. Across processes
+   * (queue mode) the host may have settled before the join was known here;
+   * the coordinator then settles the joined one with the host's outcome.
+   */
+  constructor(private readonly store: Store, private readonly operations: Operations, private readonly afterJoin: (submissionId: string, hostId: string) => Promise<void> = async () => undefined) {}
 
   /** Starts handing `submission` to the live host (in the background); the pump awaits `settledJoin` before running it. */
   offer(submission: SubmissionRecord, host: LiveHost): void {
@@ -79,15 +86,30 @@ export class SubmissionJoins {
     if (!delivered) return false;
     this.remember(host.submissionId, submission.id);
     await this.store.joinSubmission(submission.id, host.submissionId);
+    await this.afterJoin(submission.id, host.submissionId);
     return true;
   }
 
   /** A queued submission whose join message is stored (a crash before the mark) is marked joined into the submission of that operation. */
   private async repairJoin(submission: SubmissionRecord): Promise<void> {
+    await this.decideLeftOffers(submission);
     const message = await this.stored(submission.threadId, joinMessageId(submission.id));
     if (!message) return;
     const host = (await this.store.listSubmissions({ threadId: submission.threadId })).find((s) => s.operationId === message.operationId);
     if (host) await this.store.joinSubmission(submission.id, host.id);
+  }
+
+  /**
+   * Queue mode: an offer a stopped process left in the store for a worker's
+   * next model turn (stored-turn-inbox.ts) is decided before the submission
+   * may run on its own: withdrawn unless a worker took it, and then waited
+   * for until that worker's commit says whether it joined.
+   */
+  private async decideLeftOffers(submission: SubmissionRecord): Promise<void> {
+    const id = joinMessageId(submission.id);
+    for (const op of await this.store.listThreadOperations(submission.threadId, { last: 4 })) {
+      while ((await decideStoredDelivery(this.store, op.id, submission.threadId, id, true)) === undefined) await sleep(STORED_DELIVERY_POLL_MS);
+    }
   }
 
   private async stored(threadId: string, messageId: string) {
