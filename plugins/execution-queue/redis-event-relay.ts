@@ -11,6 +11,11 @@ export function eventChannel(prefix: string): string {
   return `${prefix}:operation-events`;
 }
 
+/** The relay's connection names (`CLIENT LIST` shows them): `hookgate:<prefix>:relay-sub` and `...:relay-pub`. */
+export function relayConnectionName(prefix: string, role: 'sub' | 'pub'): string {
+  return `hookgate:${prefix.replace(/[^A-Za-z0-9_.:-]/g, '_')}:relay-${role}`;
+}
+
 /** The largest relayed message (JSON characters): a bigger event (a huge tool result) is not relayed; the store has it. */
 export const MAX_RELAYED_EVENT_CHARS = 1_048_576;
 
@@ -66,8 +71,8 @@ export class RedisEventRelay implements OperationEventRelay {
     const { address, prefix, logger } = this.options;
     const { Redis } = await import('ioredis');
     const channel = eventChannel(prefix);
-    const subscriber = new Redis({ ...address.options, connectionName: `hookgate-relay-sub-${this.origin}`, lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: null });
-    const publisher = new Redis({ ...address.options, connectionName: `hookgate-relay-pub-${this.origin}`, lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    const subscriber = new Redis({ ...address.options, connectionName: relayConnectionName(prefix, 'sub'), lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: null });
+    const publisher = new Redis({ ...address.options, connectionName: relayConnectionName(prefix, 'pub'), lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     subscriber.on('error', (err) => this.warnOnce('subscriber', err));
     publisher.on('error', (err) => this.warnOnce('publisher', err));
     subscriber.on('ready', () => this.warned.clear());
