@@ -83,16 +83,15 @@ export async function deliverThroughStore(store: Store, events: OperationEvents,
 export async function decideStoredDelivery(store: Store, operationId: string, threadId: string, deliveryId: string, withdraw = false): Promise<boolean | undefined> {
   const records = await store.listToolSteps(operationId, TURN_INBOX_CALL_ID);
   if (!records.some((r) => r.name === offerName(deliveryId))) return false;
-  const take = readTake(records.find((r) => r.name === takeName(deliveryId))?.value);
+  const taken = records.find((r) => r.name === takeName(deliveryId));
+  // A take record that is not one this module writes (written by hand) decides it: not joined.
+  if (taken !== undefined) return decideTaken(store, operationId, threadId, deliveryId, readTake(taken.value));
   const now = await store.getOperation(operationId);
-  if (take === undefined) {
-    if (now?.status === 'running' && !withdraw) return undefined;
-    const { recorded, step } = await store.recordToolStep({ operationId, toolCallId: TURN_INBOX_CALL_ID, name: takeName(deliveryId), value: { withdrawn: true } });
-    if (recorded) return false;
-    // A worker took it meanwhile: decided by that take.
-    return decideTaken(store, operationId, threadId, deliveryId, readTake(step.value));
-  }
-  return decideTaken(store, operationId, threadId, deliveryId, take);
+  if (now?.status === 'running' && !withdraw) return undefined;
+  const { recorded, step } = await store.recordToolStep({ operationId, toolCallId: TURN_INBOX_CALL_ID, name: takeName(deliveryId), value: { withdrawn: true } });
+  if (recorded) return false;
+  // A worker took it meanwhile: decided by that take.
+  return decideTaken(store, operationId, threadId, deliveryId, readTake(step.value));
 }
 
 async function decideTaken(store: Store, operationId: string, threadId: string, deliveryId: string, take: Take | undefined): Promise<boolean | undefined> {
