@@ -219,6 +219,12 @@ export class SubmissionCoordinator {
       if (operation) await this.abortOperation(operation.id);
       return void (await this.settle(submission, exhausted(submission)));
     }
+    // A delivery offered to a response in another process (queue mode) whose sender died: decided before it runs alone.
+    if (!operation && submission.status === 'queued' && (await this.joins.joinedBeforeOwnRun(submission, () => this.stopping))) {
+      const now = await this.deps.store.getSubmission(submission.id);
+      if (now?.status === 'joined' && now.joinedInto !== undefined) await this.settleJoinedIfHostSettled(now.id, now.joinedInto);
+      return;
+    }
     const handle = operation ? await this.resume(submission, operation, durability.timeoutMs) : await this.start(submission, durability.timeoutMs);
     if (!handle) return;
     let final: OperationRecord | undefined;

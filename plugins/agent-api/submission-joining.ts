@@ -1,7 +1,7 @@
 import type { Operations } from '../../kernel/operations.js';
 import type { Store } from '../../kernel/store.js';
 import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
-import { decideStoredDelivery, STORED_DELIVERY_POLL_MS } from '../../kernel/runtime/stored-turn-inbox.js';
+import { decideStoredDelivery, STORED_DELIVERY_POLL_MS, TURN_INBOX_CALL_ID } from '../../kernel/runtime/stored-turn-inbox.js';
 import { sleep } from './submission-handles.js';
 import { deliveredImages, parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 
@@ -92,7 +92,6 @@ export class SubmissionJoins {
 
   /** A queued submission whose join message is stored (a crash before the mark) is marked joined into the submission of that operation. */
   private async repairJoin(submission: SubmissionRecord): Promise<void> {
-    await this.decideLeftOffers(submission);
     const message = await this.stored(submission.threadId, joinMessageId(submission.id));
     if (!message) return;
     const host = (await this.store.listSubmissions({ threadId: submission.threadId })).find((s) => s.operationId === message.operationId);
@@ -100,16 +99,28 @@ export class SubmissionJoins {
   }
 
   /**
-   * Queue mode: an offer a stopped process left in the store for a worker's
-   * next model turn (stored-turn-inbox.ts) is decided before the submission
-   * may run on its own: withdrawn unless a worker took it, and then waited
-   * for until that worker's commit says whether it joined.
+   * Before a queued submission runs on its own: true when it joined a
+   * response after all. Queue mode: an offer left open in the store for a
+   * worker's next model turn (stored-turn-inbox.ts; its sender died) is
+   * decided first, withdrawn unless a worker took it, and then waited for
+   * until that worker's commit says whether it joined; a joined one is
+   * marked (its host settled before it: the pump runs submissions oldest
+   * first). The thread's last four operations are looked at.
    */
-  private async decideLeftOffers(submission: SubmissionRecord): Promise<void> {
+  async joinedBeforeOwnRun(submission: SubmissionRecord, stopping: () => boolean): Promise<boolean> {
     const id = joinMessageId(submission.id);
+    let offered = false;
     for (const op of await this.store.listThreadOperations(submission.threadId, { last: 4 })) {
-      while ((await decideStoredDelivery(this.store, op.id, submission.threadId, id, true)) === undefined) await sleep(STORED_DELIVERY_POLL_MS);
+      if (!(await this.store.listToolSteps(op.id, TURN_INBOX_CALL_ID)).some((r) => r.name === `offer:${id}`)) continue;
+      offered = true;
+      while ((await decideStoredDelivery(this.store, op.id, submission.threadId, id, true)) === undefined) {
+        if (stopping()) return true;
+        await sleep(STORED_DELIVERY_POLL_MS);
+      }
     }
+    if (!offered) return false;
+    await this.repairJoin(submission);
+    return (await this.store.getSubmission(submission.id))?.status === 'joined';
   }
 
   private async stored(threadId: string, messageId: string) {

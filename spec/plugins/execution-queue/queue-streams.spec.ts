@@ -186,6 +186,30 @@ describe('execution-queue: live conversation streams and joins across processes 
     assert.ok(messages.slice(joinedAt + 1).some((m) => m.role === 'assistant' && m.content === 'worked'));
   });
 
+  it('the API process SIGKILLed while its message waits to join: a worker takes it at the next turn, and the restarted process marks it joined instead of running it again', async () => {
+    const first = await send('s-6', 'work please');
+    await readSse(sse('s-6'), (evs) => logLines(allChunksOf<Chunk>(evs)).length >= 1);
+    const second = await send('s-6', 'and also this');
+    await until(async () => (await readStore(dir, async (s) => (await s.listOperations({}))[0] && (await s.listToolSteps((await s.listOperations({}))[0]!.id, '#turn-inbox')).length >= 1)) === true, 20_000, 'the offer to be stored');
+    await stopChild(serve);
+    await release(dir, 's-6');
+    const threadId = agentThreadId('Streamer', 's-6');
+    // Nobody waits for the offer now; the worker's next model turn takes it and stores the message.
+    await until(async () => readStore(dir, async (s) => (await s.listThreadOperations(threadId)).every((o) => o.status === 'done')), 30_000, 'the response to end');
+    const restarted = await startServeWith(dir, [path.join(dir, 'streamer.mjs')]);
+    serve = restarted.child;
+    await until(async () => readStore(dir, async (s) => (await s.listSubmissions({ threadId, statuses: ['queued', 'running', 'joined'] })).length === 0), 60_000, 'both submissions to settle after the restart', 300);
+    const { ops, subs, messages } = await readStore(dir, async (s) => ({
+      ops: await s.listThreadOperations(threadId),
+      subs: await s.listSubmissions({ threadId }),
+      messages: await s.listThreadMessages(threadId, { includeCompacted: true }),
+    }));
+    assert.equal(messages.filter((m) => m.role === 'user' && m.content.includes('and also this')).length, 1, 'stored once');
+    assert.equal(ops.length, 1, 'it joined: no operation of its own');
+    const joined = subs.find((s) => s.id === second.submissionId)!;
+    assert.deepEqual([joined.status, joined.joinedInto], ['completed', first.submissionId]);
+  });
+
   it('messages racing the response\'s end are each delivered exactly once: joined (no operation of its own) or run as the next submission (not joined), never both, never lost', async () => {
     const ids = ['r-0', 'r-1', 'r-2', 'r-3', 'r-4', 'r-5'];
     const firsts = new Map<string, string>();
