@@ -9,7 +9,7 @@ export { createToken, type Token } from './token.js';
 /** Every service token, as one namespace (`tokens.ToolSources`); each is also exported by name. */
 export * as tokens from './tokens.js';
 export { Config, Logger, Secrets, Environment, Operations, Hooks, Store, ModelProviders, ToolSources, WebhookTransports, UserDirectory, ToolPolicies, AgentSources } from './tokens.js';
-export { Sandbox, StepQueue, ThreadHooks } from './tokens.js';
+export { OperationEventRelay, Sandbox, StepQueue, ThreadHooks } from './tokens.js';
 export type { QueuedStep, QueuedStepOutcome, QueuedStepRunner } from './step-queue.js';
 export type { ThreadHooksService, ThreadHookHost, ThreadHookCalls, ThreadHookLike, MessageWriteKind } from './runtime/thread-hooks-port.js';
 export { CONTINUING_WRITES } from './runtime/thread-hooks-port.js';

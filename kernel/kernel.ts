@@ -17,8 +17,9 @@ import { OperationEvents, type OperationEvent } from './runtime/operation-events
 import { toolKey } from './runtime/runtime-deps.js';
 import type { DecisionFilter, DecisionRecord, MessageRecord, OperationFilter, OperationRecord, StepRecord, Store as StoreContract } from './store.js';
 import type { Token } from './token.js';
-import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, Operations, Secrets, StepQueue, Store, ThreadHooks, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
+import { AgentSources, Config, Environment, Hooks, Logger, ModelProviders, OperationEventRelay, Operations, Secrets, StepQueue, Store, ThreadHooks, ToolPolicies, ToolSources, UserDirectory, WebhookTransports } from './tokens.js';
 import type { StepQueue as StepQueueContract } from './step-queue.js';
+import type { OperationEventRelay as OperationEventRelayContract } from './operation-event-relay.js';
 import { createWebhookSupport, storeUserDirectory } from './hooks/webhook-support.js';
 import type { ModelProvider } from './model.js';
 import type { MessageImage, ToolResult } from './messages.js';
@@ -84,6 +85,8 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
   private runtime: AgentRuntime | undefined;
   /** Queue mode's step queue (a plugin binds `StepQueue`), when bound. */
   private stepQueue: StepQueueContract | undefined;
+  /** Queue mode's event relay (a plugin binds `OperationEventRelay`), open from start to stop. */
+  private eventRelay: OperationEventRelayContract | undefined;
   /** Set when stop() begins: from then on no new work is accepted. */
   private stopping = false;
   private readonly operationsFacade: OperationsContract;
@@ -174,6 +177,11 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
       }, new InProcessDriver(store, runtimeLogger, { leaseMs: this.config.runtime?.leaseMs }), this.stepQueue);
       this.host.bindCore(Operations, this.operationsFacade);
       this.host.bindCore(Hooks, this.dispatcherInstance);
+      // Before any plugin's ready: a step a worker runs from here on is heard here too.
+      if (this.host.has(OperationEventRelay)) {
+        this.eventRelay = this.host.resolve(OperationEventRelay);
+        await this.eventRelay.open(this.events);
+      }
     } catch (err) {
       await this.host.stop().catch(() => undefined);
       throw err;
@@ -237,6 +245,7 @@ export class Kernel<C extends KernelConfig = KernelConfig> {
     this.stopping = true;
     await this.stepQueue?.stopConsuming().catch((err: unknown) => this.logger.warn('could not stop taking queued steps', { error: errorMessage(err) }));
     await this.runtime?.shutdown();
+    await this.eventRelay?.close().catch((err: unknown) => this.logger.warn('could not close the event relay', { error: errorMessage(err) }));
     await this.host.stop();
   }
 

@@ -18,6 +18,7 @@ import type { ToolPolicy } from './tool-policy.js';
 import type { AgentSource } from './runtime/agent-source.js';
 import type { Sandbox as SandboxContract } from './sandbox.js';
 import type { StepQueue as StepQueueContract } from './step-queue.js';
+import type { OperationEventRelay as OperationEventRelayContract } from './operation-event-relay.js';
 import type { ThreadHooksService } from './runtime/thread-hooks-port.js';
 
 // Bound by the kernel itself.
@@ -88,6 +89,15 @@ export type Sandbox = SandboxContract;
 export const StepQueue = createToken<StepQueueContract>('step-queue');
 /** The step queue contract (kernel/step-queue.ts). */
 export type StepQueue = StepQueueContract;
+/**
+ * Queue mode (plugin `execution-queue`): relays operation events between the
+ * processes sharing a queue, so an API process hears the events of steps
+ * that run in workers (live conversation streams). Bound, the kernel opens
+ * it at start and closes it at stop.
+ */
+export const OperationEventRelay = createToken<OperationEventRelayContract>('operation-event-relay');
+/** The event relay contract (kernel/operation-event-relay.ts). */
+export type OperationEventRelay = OperationEventRelayContract;
 /**
  * Document 003's thread hooks (plugin `thread-hooks`): the runtime opens the
  * hooks an operation selects through it. Unbound: no thread hook runs, and an

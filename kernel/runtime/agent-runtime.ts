@@ -29,6 +29,7 @@ import { rebaseOnPublications, takePublications } from './publication-rebase.js'
 import type { StepDraft, StepServices } from './step-executor.js';
 import { STEP_EXECUTORS } from './step-executors.js';
 import { dropTurnDeliveries } from './turn-inbox.js';
+import { deliverThroughStore } from './stored-turn-inbox.js';
 import { defaultThreadId, type NewMessage } from '../store.js';
 import { queuedToolRunOptions, takeQueuedToolCalls } from './queued-tool-calls.js';
 import { refuseHooksWorkersLack } from './queue-admission-hooks.js';
@@ -392,14 +393,20 @@ export class AgentRuntime {
    * process, or later when the loop ends first (finish, park, stop).
    */
   deliverAtNextTurn(operationId: string, message: { id: string; content: string; images?: readonly MessageImage[] }): Promise<boolean> {
-    const op = this.running.get(operationId);
-    if (this.stopping || !op?.loopActive || op.stale || op.finishing || TERMINAL.has(op.record.status)) return Promise.resolve(false);
     let images: readonly MessageImage[] | undefined;
     try {
       images = checkMessageImages(message.images, 'images');
     } catch (err) {
       return Promise.reject(err);
     }
+    if (this.stopping) return Promise.resolve(false);
+    // Queue mode: each step may run in another worker, so the message waits in the store for the next model turn.
+    if (this.queue) {
+      const delivery = images === undefined ? { id: message.id, content: message.content } : { id: message.id, content: message.content, images };
+      return deliverThroughStore(this.deps.store, this.deps.events, operationId, delivery, () => this.stopping);
+    }
+    const op = this.running.get(operationId);
+    if (!op?.loopActive || op.stale || op.finishing || TERMINAL.has(op.record.status)) return Promise.resolve(false);
     return new Promise((resolve) => (op.inbox ??= []).push(images === undefined ? { id: message.id, content: message.content, resolve } : { id: message.id, content: message.content, images, resolve }));
   }
 

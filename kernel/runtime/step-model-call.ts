@@ -9,6 +9,7 @@ import { announceToolCalls, toolCallsWatched } from './tool-call-thread-hooks.js
 import type { Message } from '../messages.js';
 import { sourceJoining, sourceTurnNarration } from './agent-source-lifecycle.js';
 import { confirmTurnDeliveries, takeTurnDeliveries, type TurnDelivery } from './turn-inbox.js';
+import { takeStoredDeliveries } from './stored-turn-inbox.js';
 
 /**
  * `call_llm`: one model turn. Its answer and the calls it asks for go into
@@ -21,6 +22,8 @@ export const modelCallStep: StepExecutor = async ({ deps }, op, draft) => {
   const narration = sourceTurnNarration(deps, op);
   const narrated = narration.messages;
   if (narration.sourceState !== undefined) state.sourceState = narration.sourceState;
+  // Queue mode: messages sent from other processes wait in the store (stored-turn-inbox.ts).
+  if (op.queuedRun !== undefined) await takeStoredDeliveries(deps.store, op);
   // Messages joining the live response at this turn boundary: the model sees them now, the step's commit stores them.
   const joined = takeTurnDeliveries(op);
   // What the source adds after each joining delivery (agent functions' useAgentStart, once per delivery).

@@ -69,7 +69,7 @@ export class SubmissionCoordinator {
   private readonly settlementListeners = new Set<SettlementListener>();
 
   constructor(private readonly deps: CoordinatorDeps) {
-    this.joins = new SubmissionJoins(deps.store, deps.operations);
+    this.joins = new SubmissionJoins(deps.store, deps.operations, (id, hostId) => this.settleJoinedIfHostSettled(id, hostId));
   }
 
   /**
@@ -112,6 +112,14 @@ export class SubmissionCoordinator {
     this.intents.set(submissionId, this.intents.get(submissionId) ?? 'abort');
     const operationId = this.runningOps.get(submissionId) ?? record.operationId;
     if (operationId !== undefined) await this.abortOperation(operationId);
+  }
+
+  /** A joined submission whose host settled before the join was known (a join decided in the store, queue mode) takes the host's outcome now. */
+  private async settleJoinedIfHostSettled(submissionId: string, hostId: string): Promise<void> {
+    const host = await this.deps.store.getSubmission(hostId);
+    const joined = await this.deps.store.getSubmission(submissionId);
+    if (!host || !joined || !SETTLED_SUBMISSION_STATUSES.has(host.status) || SETTLED_SUBMISSION_STATUSES.has(joined.status)) return;
+    await this.settle({ ...host, id: submissionId }, settlementOfHost(host));
   }
 
   /** Hears every settlement recorded here, after it is stored; returns the unsubscribe function. Listeners must not throw. */
@@ -210,6 +218,12 @@ export class SubmissionCoordinator {
     if (submission.attempts >= durability.maxAttempts) {
       if (operation) await this.abortOperation(operation.id);
       return void (await this.settle(submission, exhausted(submission)));
+    }
+    // A delivery offered to a response in another process (queue mode) whose sender died: decided before it runs alone.
+    if (!operation && submission.status === 'queued' && (await this.joins.joinedBeforeOwnRun(submission, () => this.stopping))) {
+      const now = await this.deps.store.getSubmission(submission.id);
+      if (now?.status === 'joined' && now.joinedInto !== undefined) await this.settleJoinedIfHostSettled(now.id, now.joinedInto);
+      return;
     }
     const handle = operation ? await this.resume(submission, operation, durability.timeoutMs) : await this.start(submission, durability.timeoutMs);
     if (!handle) return;

@@ -1,6 +1,8 @@
 import type { Operations } from '../../kernel/operations.js';
 import type { Store } from '../../kernel/store.js';
 import { SETTLED_SUBMISSION_STATUSES, type SubmissionRecord, type SubmissionSettlement } from '../../kernel/submissions.js';
+import { decideStoredDelivery, STORED_DELIVERY_POLL_MS, TURN_INBOX_CALL_ID } from '../../kernel/runtime/stored-turn-inbox.js';
+import { sleep } from './submission-handles.js';
 import { deliveredImages, parseDeliveredMessage, renderDeliveredMessage } from './delivered-message.js';
 
 /** The id a joined delivery's message is stored under: one per submission, so it can be stored (and found) once. */
@@ -31,7 +33,12 @@ export class SubmissionJoins {
   /** Joined submissions by host submission id, settled with their host. */
   private readonly byHost = new Map<string, Set<string>>();
 
-  constructor(private readonly store: Store, private readonly operations: Operations) {}
+  /**
+   * `afterJoin`: called once a submission is marked joined. Across processes
+   * (queue mode) the host may have settled before the join was known here;
+   * the coordinator then settles the joined one with the host's outcome.
+   */
+  constructor(private readonly store: Store, private readonly operations: Operations, private readonly afterJoin: (submissionId: string, hostId: string) => Promise<void> = async () => undefined) {}
 
   /** Starts handing `submission` to the live host (in the background); the pump awaits `settledJoin` before running it. */
   offer(submission: SubmissionRecord, host: LiveHost): void {
@@ -79,6 +86,7 @@ export class SubmissionJoins {
     if (!delivered) return false;
     this.remember(host.submissionId, submission.id);
     await this.store.joinSubmission(submission.id, host.submissionId);
+    await this.afterJoin(submission.id, host.submissionId);
     return true;
   }
 
@@ -88,6 +96,31 @@ export class SubmissionJoins {
     if (!message) return;
     const host = (await this.store.listSubmissions({ threadId: submission.threadId })).find((s) => s.operationId === message.operationId);
     if (host) await this.store.joinSubmission(submission.id, host.id);
+  }
+
+  /**
+   * Before a queued submission runs on its own: true when it joined a
+   * response after all. Queue mode: an offer left open in the store for a
+   * worker's next model turn (stored-turn-inbox.ts; its sender died) is
+   * decided first, withdrawn unless a worker took it, and then waited for
+   * until that worker's commit says whether it joined; a joined one is
+   * marked (its host settled before it: the pump runs submissions oldest
+   * first). The thread's last four operations are looked at.
+   */
+  async joinedBeforeOwnRun(submission: SubmissionRecord, stopping: () => boolean): Promise<boolean> {
+    const id = joinMessageId(submission.id);
+    let offered = false;
+    for (const op of await this.store.listThreadOperations(submission.threadId, { last: 4 })) {
+      if (!(await this.store.listToolSteps(op.id, TURN_INBOX_CALL_ID)).some((r) => r.name === `offer:${id}`)) continue;
+      offered = true;
+      while ((await decideStoredDelivery(this.store, op.id, submission.threadId, id, true)) === undefined) {
+        if (stopping()) return true;
+        await sleep(STORED_DELIVERY_POLL_MS);
+      }
+    }
+    if (!offered) return false;
+    await this.repairJoin(submission);
+    return (await this.store.getSubmission(submission.id))?.status === 'joined';
   }
 
   private async stored(threadId: string, messageId: string) {

@@ -52,7 +52,7 @@ describe('package root exports', function () {
 
   it('every service token is exported by name, the same object as in the tokens namespace', () => {
     const names = Object.keys(hookgate.tokens).sort();
-    assert.deepEqual(names, ['AgentSources', 'Config', 'Environment', 'Hooks', 'Logger', 'ModelProviders', 'Operations', 'Sandbox', 'Secrets', 'StepQueue', 'Store', 'ThreadHooks', 'ToolPolicies', 'ToolSources', 'UserDirectory', 'WebhookTransports']);
+    assert.deepEqual(names, ['AgentSources', 'Config', 'Environment', 'Hooks', 'Logger', 'ModelProviders', 'OperationEventRelay', 'Operations', 'Sandbox', 'Secrets', 'StepQueue', 'Store', 'ThreadHooks', 'ToolPolicies', 'ToolSources', 'UserDirectory', 'WebhookTransports']);
     for (const name of names) assert.equal((hookgate as Record<string, unknown>)[name], (hookgate.tokens as Record<string, unknown>)[name], name);
     assert.equal(hookgate.ToolSources.multi, true);
     assert.equal(hookgate.Store.multi, false);
