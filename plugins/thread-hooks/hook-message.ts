@@ -19,6 +19,34 @@ function toolCallsOf(calls: readonly ToolCall[]): string {
   return json;
 }
 
+/**
+ * Lets a stored copy of a message's calls (the store copies them as a JSON
+ * column keeps them, so their JSON is the same) use the `tool_calls` JSON
+ * made for the calls it was stored from: `after_create_message` then builds
+ * no JSON of its own. Only when the lists are of one length and the calls
+ * have the same ids in order.
+ */
+export function shareToolCallsJson(from: readonly ToolCall[], to: readonly ToolCall[]): void {
+  if (from.length === 0 || from.length !== to.length || toolCallsJson.has(to[0]!)) return;
+  const known = toolCallsJson.get(from[0]!);
+  if (known === undefined || known.count !== from.length) return;
+  for (let i = 0; i < from.length; i++) if (from[i]!.id !== to[i]!.id || from[i]!.identifier !== to[i]!.identifier || from[i]!.apiName !== to[i]!.apiName) return;
+  toolCallsJson.set(to[0]!, known);
+}
+
+/** The last `createdAt` parsed, and its time: a commit's messages share one `createdAt`. */
+let lastCreatedAt = '';
+let lastCreatedMs = Number.NaN;
+
+function createdMicros(createdAt: string | undefined): number {
+  if (createdAt === undefined) return Date.now() * 1000;
+  if (createdAt !== lastCreatedAt) {
+    lastCreatedMs = Date.parse(createdAt);
+    lastCreatedAt = createdAt;
+  }
+  return lastCreatedMs * 1000;
+}
+
 /** A tool call as thread hooks see it: OpenAI's shape, the function name as providers get it. */
 export function hookToolCall(call: ToolCall): HookToolCall {
   return { id: call.id, type: 'function', function: { name: toFunctionName(call.identifier, call.apiName), arguments: JSON.stringify(call.args) } };
@@ -39,7 +67,7 @@ export function toHookMessage(message: Message & { id?: string; createdAt?: stri
     tool_status: message.toolResult === undefined ? null : message.toolResult.success ? 'success' : 'error',
     name: null,
     status: null,
-    created_at: (message.createdAt !== undefined ? Date.parse(message.createdAt) : Date.now()) * 1000,
+    created_at: createdMicros(message.createdAt),
   };
   if (message.images !== undefined) row.images = message.images.map((image) => ({ ...image }));
   return row;

@@ -9,11 +9,23 @@ import type { HookToolCall, HookToolResult } from './thread-hook-types.js';
  * so a hook's `result` (success) or `error` (failure) is that text.
  */
 
+/**
+ * The frozen hook view of each call, made once per call object: the tool
+ * hooks of one call (`tool_call_started`, `tool_call_done`, the result
+ * hooks) share it. Checked against the call's fields, so a call object that
+ * did change (the runtime never changes one) gets a fresh view.
+ */
+const frozenCalls = new WeakMap<ToolCall, { identifier: string; apiName: string; args: unknown; hooked: HookToolCall }>();
+
 /** The call as hooks see it, frozen: hooks share it and cannot change the call they were told about. */
 export function frozenToolCall(call: ToolCall): HookToolCall {
+  const known = frozenCalls.get(call);
+  if (known !== undefined && known.args === call.args && known.identifier === call.identifier && known.apiName === call.apiName && known.hooked.id === call.id) return known.hooked;
   const hooked = hookToolCall(call);
   Object.freeze(hooked.function);
-  return Object.freeze(hooked);
+  Object.freeze(hooked);
+  frozenCalls.set(call, { identifier: call.identifier, apiName: call.apiName, args: call.args, hooked });
+  return hooked;
 }
 
 /** A fresh hook view of a result: `{ status: 'success', result }` or `{ status: 'error', error }`. */
