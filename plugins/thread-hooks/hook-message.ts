@@ -34,17 +34,39 @@ export function shareToolCallsJson(from: readonly ToolCall[], to: readonly ToolC
   toolCallsJson.set(to[0]!, known);
 }
 
-/** The last `createdAt` parsed, and its time: a commit's messages share one `createdAt`. */
-let lastCreatedAt = '';
-let lastCreatedMs = Number.NaN;
+/**
+ * `created_at` of a row: a stored message's `createdAt` in microseconds, or
+ * now for a message not stored yet. The stores write `createdAt` as
+ * `YYYY-MM-DDTHH:MM:SS.sssZ`; consecutive messages share the minute, so
+ * once one time of a minute was parsed, the others of that minute are its
+ * start plus their seconds and milliseconds (Date.parse on every message
+ * showed in the step loop's profile). Anything else is Date.parse's.
+ */
+let minutePrefix = '';
+let minuteMs = Number.NaN;
 
 function createdMicros(createdAt: string | undefined): number {
   if (createdAt === undefined) return Date.now() * 1000;
-  if (createdAt !== lastCreatedAt) {
-    lastCreatedMs = Date.parse(createdAt);
-    lastCreatedAt = createdAt;
+  const within = secondsOfMinute(createdAt);
+  if (within >= 0 && minutePrefix !== '' && createdAt.startsWith(minutePrefix)) return (minuteMs + within) * 1000;
+  const ms = Date.parse(createdAt);
+  if (within >= 0 && Number.isFinite(ms)) {
+    minutePrefix = createdAt.slice(0, 17);
+    minuteMs = ms - within;
   }
-  return lastCreatedMs * 1000;
+  return ms * 1000;
+}
+
+/** The `SS.sss` of a `....-..-..T..:..:SS.sssZ` time in milliseconds, or -1 for any other form. */
+function secondsOfMinute(iso: string): number {
+  if (iso.length !== 24 || iso.charCodeAt(23) !== 90 || iso.charCodeAt(19) !== 46 || iso.charCodeAt(16) !== 58 || iso.charCodeAt(10) !== 84) return -1;
+  const s1 = iso.charCodeAt(17) - 48;
+  const s2 = iso.charCodeAt(18) - 48;
+  const m1 = iso.charCodeAt(20) - 48;
+  const m2 = iso.charCodeAt(21) - 48;
+  const m3 = iso.charCodeAt(22) - 48;
+  if (s1 < 0 || s1 > 5 || s2 < 0 || s2 > 9 || m1 < 0 || m1 > 9 || m2 < 0 || m2 > 9 || m3 < 0 || m3 > 9) return -1;
+  return (s1 * 10 + s2) * 1000 + m1 * 100 + m2 * 10 + m3;
 }
 
 /** A tool call as thread hooks see it: OpenAI's shape, the function name as providers get it. */
