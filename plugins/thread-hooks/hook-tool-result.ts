@@ -34,6 +34,28 @@ export function toHookToolResult(result: ToolResult): HookToolResult {
 }
 
 /**
+ * The views the result chain made itself ({@link chainToolResult}). A hook
+ * never gets one of them, only its copy ({@link copyForHook}), so their
+ * shape is the one made here: they are copied field by field, without the
+ * generic spread (a spread of the view was the costliest part of a no-op
+ * result hook in the step loop's profile).
+ */
+const chainViews = new WeakSet<HookToolResult>();
+
+/** The chain's own view of a result, passed through the result hooks (each gets a copy). */
+export function chainToolResult(result: ToolResult): HookToolResult {
+  const view = toHookToolResult(result);
+  chainViews.add(view);
+  return view;
+}
+
+/** The copy a result hook gets: one that changes it and then throws leaves the last good value as it was. */
+export function copyForHook(given: HookToolResult): HookToolResult {
+  if (!chainViews.has(given)) return { ...given };
+  return given.status === 'success' ? { status: 'success', result: given.result } : { status: 'error', error: given.error };
+}
+
+/**
  * The result to store after the hooks: the original with the hooks' text
  * (a left-out text keeps the original's). When the text changed, the
  * original's structured `data` is left out: it could still hold what a hook

@@ -5,7 +5,7 @@ import { CONTINUING_WRITES, type MessageWriteKind, type ThreadHookCalls, type Th
 import type { MessageRecord, NewMessage } from '../../kernel/store.js';
 import { randomUUID } from 'node:crypto';
 import type { ToolCall, ToolResult } from '../../kernel/messages.js';
-import { frozenToolCall, fromHookToolResult, toHookToolResult } from './hook-tool-result.js';
+import { chainToolResult, copyForHook, frozenToolCall, fromHookToolResult, toHookToolResult } from './hook-tool-result.js';
 import { fromHookMessage, hookRows, llmMessages, messagesOfItems, recordsOfRows, shareToolCallsJson, toHookMessage } from './hook-message.js';
 import { keepToolPairs } from './tool-pair-integrity.js';
 import type { SelectedThreadHook } from './thread-hook-selection.js';
@@ -219,7 +219,7 @@ export class ThreadHookChain implements ThreadHookCalls {
     const runStore = this.types.has('before_store_tool_result');
     if (!runFirst && !runStore) return result;
     const lead = [frozenToolCall(call)];
-    let value = toHookToolResult(result);
+    let value = chainToolResult(result);
     try {
       if (runFirst) {
         const out = this.transform<HookToolResult>(first, value, lead, KEEP);
@@ -316,7 +316,7 @@ function busHandler(definition: ThreadHookDefinition, context: HookExecutionCont
     return (value, call) => {
       const given = value as HookToolResult;
       // A tool-result hook gets its own copy: one that changes it and then throws leaves the last good value as it was.
-      const out = run(call, { ...given });
+      const out = run(call, copyForHook(given));
       return isThenable(out) ? Promise.resolve(out).then((v) => checkedToolResult(hook, given, v)) : checkedToolResult(hook, given, out);
     };
   }
