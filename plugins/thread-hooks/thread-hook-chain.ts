@@ -88,23 +88,27 @@ export class ThreadHookChain implements ThreadHookCalls {
 
   beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): NewMessage | Promise<NewMessage> {
     if (!this.types.has('before_create_message')) return message;
-    const id = message.id ?? randomUUID();
-    const withId = message.id === undefined ? { ...message, id } : message;
+    const given = message.id;
+    const id = given ?? randomUUID();
+    const withId = given === undefined ? { ...message, id } : message;
     const keep = CONTINUING_WRITES.has(kind);
-    const finish = (row: HookMessage): NewMessage => {
-      // Null everywhere (the common case): the message as it was, no copy.
-      if (row.role === withId.role && row.content === withId.content) return withId;
-      try {
-        return fromHookMessage(withId, row, 'before_create_message');
-      } catch (err) {
-        if (!keep) throw err;
-        this.logFailure('before_create_message', err);
-        return withId;
-      }
-    };
-    if (withId.toolCalls !== undefined && withId.toolCalls.length > 0) this.lastCalls = { id, calls: withId.toolCalls };
+    const calls = withId.toolCalls;
+    if (calls !== undefined && calls.length > 0) this.lastCalls = { id, calls };
     const row = this.transform<HookMessage>('before_create_message', toHookMessage(withId, id), NO_LEAD, keep ? KEEP : PROPAGATE);
-    return isThenable(row) ? Promise.resolve(row).then(finish) : finish(row);
+    return isThenable(row) ? Promise.resolve(row).then((r) => this.createdFrom(withId, r, keep)) : this.createdFrom(withId, row, keep);
+  }
+
+  /** The message to store once `before_create_message` answered `row` (the write's rule applied to a row that cannot be stored). */
+  private createdFrom(withId: NewMessage, row: HookMessage, keep: boolean): NewMessage {
+    // Null everywhere (the common case): the message as it was, no copy.
+    if (row.role === withId.role && row.content === withId.content) return withId;
+    try {
+      return fromHookMessage(withId, row, 'before_create_message');
+    } catch (err) {
+      if (!keep) throw err;
+      this.logFailure('before_create_message', err);
+      return withId;
+    }
   }
 
   afterCreateMessage(message: MessageRecord): void | Promise<void> {
