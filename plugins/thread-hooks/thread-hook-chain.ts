@@ -90,7 +90,7 @@ export class ThreadHookChain implements ThreadHookCalls {
     if (!this.types.has('before_create_message')) return message;
     const given = message.id;
     const id = given ?? randomUUID();
-    const withId = given === undefined ? { ...message, id } : message;
+    const withId = given === undefined ? withMessageId(message, id) : message;
     const keep = CONTINUING_WRITES.has(kind);
     const calls = withId.toolCalls;
     if (calls !== undefined && calls.length > 0) this.lastCalls = { id, calls };
@@ -282,6 +282,20 @@ export class ThreadHookChain implements ThreadHookCalls {
   private logFailure(hook: ThreadHookName, err: unknown): void {
     this.host.logger.error(`${THREAD_HOOK_LOG_PREFIX} ${hook} failed; the value it was given is kept`, { operationId: this.host.record.id, hookType: hook, error: errorMessage(err) });
   }
+}
+
+/**
+ * The message with the id its hooks see (and the store keeps), the runtime's
+ * own fields first as before. Object.assign, then the id: on Node 20 a
+ * spread with a field after it (`{ ...message, id }`) gives every copy a map
+ * of its own, so every reader of the messages after it (rows, the store)
+ * went megamorphic (bench/README.md, "Issue 15"). A NewMessage is a plain
+ * object the runtime built, so assigning copies what the spread copied.
+ */
+function withMessageId(message: NewMessage, id: string): NewMessage {
+  const copy: NewMessage = Object.assign({}, message);
+  copy.id = id;
+  return copy;
 }
 
 const NO_LEAD: readonly unknown[] = Object.freeze([]);
