@@ -14,7 +14,8 @@ const toolCallsJson = new WeakMap<ToolCall, { count: number; json: string }>();
 function toolCallsOf(calls: readonly ToolCall[]): string {
   const known = toolCallsJson.get(calls[0]!);
   if (known !== undefined && known.count === calls.length) return known.json;
-  const json = JSON.stringify(calls.map(hookToolCall));
+  // The frozen views the tool hooks of these calls get, made here once (their JSON is the same).
+  const json = JSON.stringify(calls.map(frozenToolCall));
   toolCallsJson.set(calls[0]!, { count: calls.length, json });
   return json;
 }
@@ -67,6 +68,26 @@ function secondsOfMinute(iso: string): number {
   const m3 = iso.charCodeAt(22) - 48;
   if (s1 < 0 || s1 > 5 || s2 < 0 || s2 > 9 || m1 < 0 || m1 > 9 || m2 < 0 || m2 > 9 || m3 < 0 || m3 > 9) return -1;
   return (s1 * 10 + s2) * 1000 + m1 * 100 + m2 * 10 + m3;
+}
+
+/**
+ * The frozen hook view of each call, made once per call object: the
+ * message's `tool_calls` and the tool hooks of the call (`tool_call_started`,
+ * `tool_call_done`, the result hooks) share it. Checked against the call's
+ * fields, so a call object that did change (the runtime never changes one)
+ * gets a fresh view.
+ */
+const frozenCalls = new WeakMap<ToolCall, { identifier: string; apiName: string; args: unknown; hooked: HookToolCall }>();
+
+/** The call as hooks see it, frozen: hooks share it and cannot change the call they were told about. */
+export function frozenToolCall(call: ToolCall): HookToolCall {
+  const known = frozenCalls.get(call);
+  if (known !== undefined && known.args === call.args && known.identifier === call.identifier && known.apiName === call.apiName && known.hooked.id === call.id) return known.hooked;
+  const hooked = hookToolCall(call);
+  Object.freeze(hooked.function);
+  Object.freeze(hooked);
+  frozenCalls.set(call, { identifier: call.identifier, apiName: call.apiName, args: call.args, hooked });
+  return hooked;
 }
 
 /** A tool call as thread hooks see it: OpenAI's shape, the function name as providers get it. */

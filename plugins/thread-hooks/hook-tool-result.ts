@@ -1,5 +1,5 @@
 import type { ToolCall, ToolResult } from '../../kernel/messages.js';
-import { hookToolCall } from './hook-message.js';
+import { frozenToolCall } from './hook-message.js';
 import type { HookToolCall, HookToolResult } from './thread-hook-types.js';
 
 /**
@@ -9,24 +9,8 @@ import type { HookToolCall, HookToolResult } from './thread-hook-types.js';
  * so a hook's `result` (success) or `error` (failure) is that text.
  */
 
-/**
- * The frozen hook view of each call, made once per call object: the tool
- * hooks of one call (`tool_call_started`, `tool_call_done`, the result
- * hooks) share it. Checked against the call's fields, so a call object that
- * did change (the runtime never changes one) gets a fresh view.
- */
-const frozenCalls = new WeakMap<ToolCall, { identifier: string; apiName: string; args: unknown; hooked: HookToolCall }>();
-
-/** The call as hooks see it, frozen: hooks share it and cannot change the call they were told about. */
-export function frozenToolCall(call: ToolCall): HookToolCall {
-  const known = frozenCalls.get(call);
-  if (known !== undefined && known.args === call.args && known.identifier === call.identifier && known.apiName === call.apiName && known.hooked.id === call.id) return known.hooked;
-  const hooked = hookToolCall(call);
-  Object.freeze(hooked.function);
-  Object.freeze(hooked);
-  frozenCalls.set(call, { identifier: call.identifier, apiName: call.apiName, args: call.args, hooked });
-  return hooked;
-}
+/** The call as hooks see it, frozen and made once per call (hook-message.ts, which shares it with `tool_calls`). */
+export { frozenToolCall };
 
 /** A fresh hook view of a result: `{ status: 'success', result }` or `{ status: 'error', error }`. */
 export function toHookToolResult(result: ToolResult): HookToolResult {
@@ -34,25 +18,29 @@ export function toHookToolResult(result: ToolResult): HookToolResult {
 }
 
 /**
- * The views the result chain made itself ({@link chainToolResult}). A hook
- * never gets one of them, only its copy ({@link copyForHook}), so their
- * shape is the one made here: they are copied field by field, without the
- * generic spread (a spread of the view was the costliest part of a no-op
- * result hook in the step loop's profile).
+ * The view the result chain passes through the result hooks. A hook never
+ * gets it, only its copy ({@link copyForHook}): so it can be of its own
+ * class (told apart with one `instanceof`, no side table) and copied field
+ * by field, without the generic spread (a spread of the view was the
+ * costliest part of a no-op result hook in the step loop's profile).
  */
-const chainViews = new WeakSet<HookToolResult>();
+class ChainToolResult {
+  constructor(
+    readonly status: 'success' | 'error',
+    readonly result: string | undefined,
+    readonly error: string | undefined,
+  ) {}
+}
 
 /** The chain's own view of a result, passed through the result hooks (each gets a copy). */
 export function chainToolResult(result: ToolResult): HookToolResult {
-  const view = toHookToolResult(result);
-  chainViews.add(view);
-  return view;
+  return (result.success ? new ChainToolResult('success', result.content, undefined) : new ChainToolResult('error', undefined, result.content)) as unknown as HookToolResult;
 }
 
-/** The copy a result hook gets: one that changes it and then throws leaves the last good value as it was. */
+/** The copy a result hook gets (what toHookToolResult makes): one that changes it and then throws leaves the last good value as it was. */
 export function copyForHook(given: HookToolResult): HookToolResult {
-  if (!chainViews.has(given)) return { ...given };
-  return given.status === 'success' ? { status: 'success', result: given.result } : { status: 'error', error: given.error };
+  if (!(given instanceof ChainToolResult)) return { ...given };
+  return given.status === 'success' ? { status: 'success', result: given.result! } : { status: 'error', error: given.error! };
 }
 
 /**
