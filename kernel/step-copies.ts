@@ -62,8 +62,9 @@ export function copyOperationState(state: OperationState): OperationState {
       const approved = stringsCopy(approvedToolCallIds);
       if (pending !== undefined && approved !== undefined) {
         const out: OperationState = { stepIndex, usage: copyUsage(usage), pendingToolCalls: pending, approvedToolCallIds: approved, modelTurns, compactions };
-        // The runtime's state carries `lastText` (often undefined) and, when it finishes, `approval: undefined`.
-        if (keys.length === STATE_KEYS.length || copyPrimitiveTail(state, keys, STATE_KEYS.length, out)) return out;
+        // The runtime's state carries `lastText` (often undefined) and, when it finishes, `approval: undefined`; an
+        // operation with thread hooks carries `threadHooks` (their ids), which would otherwise make every commit's copy generic.
+        if (keys.length === STATE_KEYS.length || copyStateTail(state, keys, STATE_KEYS.length, out)) return out;
       }
     }
   }
@@ -112,6 +113,35 @@ function copyPrimitiveTail(source: object, keys: readonly string[], from: number
     (out as Record<string, unknown>)[key] = value;
   }
   return true;
+}
+
+/** {@link copyPrimitiveTail} for an operation state: its `threadHooks` selection ({ prompt?, code? } lists of ids) too. */
+function copyStateTail(state: OperationState, keys: readonly string[], from: number, out: OperationState): boolean {
+  const at = keys.indexOf('threadHooks', from);
+  if (at < 0 || state.threadHooks === undefined) return copyPrimitiveTail(state, keys, from, out);
+  const selection = threadHooksCopy(state.threadHooks);
+  // Copied in the source's key order: the keys before it, it, the keys after it.
+  if (selection === undefined || !copyPrimitiveTail(state, keys.slice(0, at), from, out)) return false;
+  out.threadHooks = selection;
+  return copyPrimitiveTail(state, keys, at + 1, out);
+}
+
+/** A copy of a state's `threadHooks` when it is { prompt?, code? } with string lists (keys in any order), else undefined. */
+function threadHooksCopy(value: unknown): Record<string, string[]> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const keys = plainKeys(value);
+  if (keys === undefined) return undefined;
+  const out: Record<string, string[]> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== 'prompt' && key !== 'code') return undefined;
+    const list = (value as Record<string, unknown>)[key];
+    if (list === undefined) continue;
+    const ids = stringsCopy(list);
+    if (ids === undefined) return undefined;
+    out[key] = ids;
+  }
+  return out;
 }
 
 /** Summary tool results ({ toolCallId, success, error }), else undefined. */

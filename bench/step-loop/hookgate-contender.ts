@@ -6,6 +6,7 @@ import { HOOK_TYPES, type AgentHook } from '../../kernel/hooks/hook-types.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { definePlugin } from '../../kernel/plugin.js';
 import { ToolSources } from '../../kernel/tokens.js';
+import { defineHook, type ThreadHookOptions } from '../../threads.js';
 import type { ToolSource } from '../../kernel/tools.js';
 import { modelAndToolSteps, modelSteps, type ConversationCount, type Contender } from './contender.js';
 
@@ -62,8 +63,10 @@ export function hookgateContender(store: 'memory' | 'sqlite', calls: number, opt
   });
   // One no-op handler per hook type; the counter only proves they ran.
   const hooks: AgentHook[] = HOOK_TYPES.map((type) => ({ id: `bench-${type}`, type, handler: () => void hookCalls++ }) as AgentHook);
-  // Issue 15's target: 10 no-op thread hooks, one per message and tool-result hook (null keeps every value).
-  const threadHooks = options.threadHooks !== true ? undefined : THREAD_BENCH_HOOKS.map((hook, i) => ({ hook, id: `bench_${i}_${hook}`, execute: () => void hookCalls++ }));
+  // Issue 15's target: 10 no-op thread hooks, one per message and tool-result hook (null keeps every value), declared with
+  // defineHook as document 003 declares them (a plain object is validated again by every execAgent).
+  const threadHooks =
+    options.threadHooks !== true ? undefined : THREAD_BENCH_HOOKS.map((hook, i) => defineHook({ hook, id: `bench_${i}_${hook}`, execute: () => void hookCalls++ } as ThreadHookOptions<typeof hook>));
 
   return {
     name: `hookgate-${store}${threadHooks ? '-thread-hooks' : ''}`,

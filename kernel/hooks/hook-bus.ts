@@ -4,7 +4,7 @@ import { snapshotBusHooks, type BusHook, type RegisteredBusHook } from './bus-ho
 import { boundedHandler, isThenable } from './handler-timeout.js';
 import type { AfterToolCallEvent, AgentHook, ControlVerdict, HookEventMap, HookType, ToolCallHookContext } from './hook-types.js';
 import { LIFECYCLE_VOCABULARY } from './vocabulary-lifecycle.js';
-import { declaresHook, unknownHookMessage, type HookDeclaration, type HookKind, type HookVocabulary, type TransformErrorRule } from './vocabulary.js';
+import { unknownHookMessage, type HookDeclaration, type HookKind, type HookVocabulary, type TransformErrorRule } from './vocabulary.js';
 import { controlStep } from './webhook/control-step.js';
 import type { ControlOutcome } from './webhook/webhook-sender.js';
 
@@ -28,6 +28,22 @@ export interface HookBusOptions {
 
 const NO_HOOKS: readonly RegisteredBusHook[] = Object.freeze([]);
 
+/** A scope's hooks of one vocabulary: all of them in registration order, and the same by hook name (what a call walks). */
+interface ScopeHooks {
+  readonly all: readonly RegisteredBusHook[];
+  readonly byName: ReadonlyMap<string, readonly RegisteredBusHook[]>;
+}
+
+function scopeHooks(all: readonly RegisteredBusHook[]): ScopeHooks {
+  const byName = new Map<string, RegisteredBusHook[]>();
+  for (const hook of all) {
+    const list = byName.get(hook.type);
+    if (list === undefined) byName.set(hook.type, [hook]);
+    else list.push(hook);
+  }
+  return { all, byName };
+}
+
 /**
  * Hooks over declared vocabularies. The lifecycle vocabulary is always there
  * and served by HookDispatcher (its webhooks, mocks and controls, exactly as
@@ -48,8 +64,10 @@ export class HookBus {
   private readonly handlerTimeoutMs: number;
   private readonly lifecycle: LifecycleHookPaths;
   private readonly known = new Map<string, HookVocabulary>([[LIFECYCLE_VOCABULARY.name, LIFECYCLE_VOCABULARY]]);
-  /** vocabulary name → scope → hooks in registration order. */
-  private readonly registrations = new Map<string, Map<string, readonly RegisteredBusHook[]>>();
+  /** vocabulary name → scope → hooks in registration order (and by name). */
+  private readonly registrations = new Map<string, Map<string, ScopeHooks>>();
+  /** Each vocabulary's declarations by name: a call looks its hook up here (a keyed load per call showed in profiles). */
+  private readonly declarations = new WeakMap<HookVocabulary, ReadonlyMap<string, HookDeclaration>>();
 
   constructor(options: HookBusOptions) {
     this.logger = options.logger;
@@ -92,9 +110,9 @@ export class HookBus {
     const v = this.vocabulary(vocabulary);
     if (v === LIFECYCLE_VOCABULARY) return this.lifecycle.register(scope, hooks as readonly AgentHook[]);
     const byScope = this.scopes(v.name);
-    const existing = byScope.get(scope);
+    const existing = byScope.get(scope)?.all;
     const snapshot = snapshotBusHooks(v, hooks, existing && existing.length > 0 ? new Set(existing.map((h) => h.id)) : undefined);
-    byScope.set(scope, Object.freeze(existing ? [...existing, ...snapshot] : snapshot));
+    byScope.set(scope, scopeHooks(Object.freeze(existing ? [...existing, ...snapshot] : snapshot)));
   }
 
   /** Forgets the scope's hooks of one vocabulary (lifecycle: HookDispatcher.unregister). */
@@ -109,8 +127,7 @@ export class HookBus {
     const v = this.vocabulary(vocabulary);
     if (name !== undefined) this.declared(v, name);
     if (v === LIFECYCLE_VOCABULARY) return this.lifecycle.hasHooks(scope, name as HookType | undefined);
-    const list = this.hooksOf(v.name, scope);
-    return name === undefined ? list.length > 0 : list.some((h) => h.type === name);
+    return this.hooksOf(v.name, scope, name).length > 0;
   }
 
   /**
@@ -126,7 +143,7 @@ export class HookBus {
       return this.lifecycle.dispatch(scope, name as HookType, event as never);
     }
     const declaration = this.declared(v, name, 'observe');
-    const hooks = this.hooksOf(v.name, scope);
+    const hooks = this.hooksOf(v.name, scope, name);
     for (let i = 0; i < hooks.length; i++) {
       const hook = hooks[i]!;
       if (hook.type !== name || !this.matches(hook, declaration, event, context)) continue;
@@ -165,7 +182,7 @@ export class HookBus {
     const v = this.vocabulary(vocabulary);
     const declaration = this.declared(v, name, 'transform');
     const rule = options?.onError ?? (declaration.onError as TransformErrorRule | undefined) ?? 'keep';
-    const hooks = this.hooksOf(v.name, scope);
+    const hooks = this.hooksOf(v.name, scope, name);
     let current = value;
     for (let i = 0; i < hooks.length; i++) {
       const hook = hooks[i]!;
@@ -231,7 +248,7 @@ export class HookBus {
   }
 
   private async walkControls(scope: string, vocabulary: string, name: string, event: unknown, context: unknown, declaration: HookDeclaration, signal: AbortSignal | undefined): Promise<ControlVerdict> {
-    for (const hook of this.hooksOf(vocabulary, scope)) {
+    for (const hook of this.hooksOf(vocabulary, scope, name)) {
       if (hook.type !== name || !this.matches(hook, declaration, event, context)) continue;
       if (signal?.aborted) return { decision: 'cancelled' };
       let outcome: ControlOutcome;
@@ -251,20 +268,25 @@ export class HookBus {
     return { decision: 'allow' };
   }
 
-  private scopes(vocabulary: string): Map<string, readonly RegisteredBusHook[]> {
+  private scopes(vocabulary: string): Map<string, ScopeHooks> {
     let byScope = this.registrations.get(vocabulary);
     if (!byScope) this.registrations.set(vocabulary, (byScope = new Map()));
     return byScope;
   }
 
-  private hooksOf(vocabulary: string, scope: string): readonly RegisteredBusHook[] {
-    return this.registrations.get(vocabulary)?.get(scope) ?? NO_HOOKS;
+  /** The scope's hooks of the vocabulary in registration order: all of them, or those of hook `name`. */
+  private hooksOf(vocabulary: string, scope: string, name?: string): readonly RegisteredBusHook[] {
+    const hooks = this.registrations.get(vocabulary)?.get(scope);
+    if (hooks === undefined) return NO_HOOKS;
+    return name === undefined ? hooks.all : (hooks.byName.get(name) ?? NO_HOOKS);
   }
 
   /** The declaration of `name`; HOOK_INVALID for a name the vocabulary lacks, or one of another kind than `kind`. */
   private declared(vocabulary: HookVocabulary, name: string, kind?: HookKind): HookDeclaration {
-    if (!declaresHook(vocabulary, name)) throw new HookgateError('HOOK_INVALID', unknownHookMessage(vocabulary, name), { details: { vocabulary: vocabulary.name, hookType: name } });
-    const declaration = vocabulary.hooks[name]!;
+    let byName = this.declarations.get(vocabulary);
+    if (byName === undefined) this.declarations.set(vocabulary, (byName = new Map(vocabulary.names.map((n) => [n, vocabulary.hooks[n]!]))));
+    const declaration = byName.get(name);
+    if (declaration === undefined) throw new HookgateError('HOOK_INVALID', unknownHookMessage(vocabulary, name), { details: { vocabulary: vocabulary.name, hookType: name } });
     if (kind !== undefined && declaration.kind !== kind) {
       throw new HookgateError('HOOK_INVALID', `${name} is ${withArticle(declaration.kind)} hook of the ${vocabulary.name} vocabulary, not ${withArticle(kind)} hook`, { details: { vocabulary: vocabulary.name, hookType: name } });
     }

@@ -7,7 +7,7 @@ import type { RunningOperation } from './running-operation.js';
 import { invokeToolNow } from './thread-tool-invocation.js';
 import { queueToolCall } from './queued-tool-calls.js';
 import type { RuntimeDeps } from './runtime-deps.js';
-import type { MessageWriteKind, ThreadHookHost, ThreadHookLike } from './thread-hooks-port.js';
+import type { MessageWriteKind, ThreadHookCalls, ThreadHookHost, ThreadHookLike } from './thread-hooks-port.js';
 
 /**
  * Where the step loop meets document 003's thread hooks: opening an
@@ -147,40 +147,95 @@ async function injectMessage(op: RunningOperation, message: NewMessage, writes: 
  * good value; a prevented one (queued, signal) is left out and logged. Other
  * kinds never reach a commit. The order of the rest is kept.
  */
-export async function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperation, commit: StepCommit): Promise<void> {
+export function beforeCommitMessages(deps: RuntimeDeps, op: RunningOperation, commit: StepCommit): void | Promise<void> {
   const hooks = op.threadHooks!;
   const messages = commit.messages!;
-  const out: NewMessage[] = [];
-  for (const message of messages) {
+  // The commit's list is kept (no copy) until a message is left out or replaced.
+  let out: NewMessage[] | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
     const kind = writeKindOf(message);
     // A held injection went through before_create_message when it was injected.
+    if (kind === 'held') {
+      out?.push(message);
+      continue;
+    }
+    let ready: NewMessage | Promise<NewMessage>;
+    try {
+      ready = hooks.beforeCreateMessage(message, kind);
+    } catch (err) {
+      out ??= messages.slice(0, i);
+      preventedWrite(deps, op, kind, err);
+      continue;
+    }
+    if (ready instanceof Promise) return finishBeforeCommit(deps, op, commit, out ?? messages.slice(0, i), i, ready);
+    out = acceptWrite(commit, message, kind, ready, messages, i, out);
+  }
+  if (out !== undefined) commit.messages = out;
+}
+
+/** {@link beforeCommitMessages} from message `i` on, once a hook answered with a promise. */
+async function finishBeforeCommit(deps: RuntimeDeps, op: RunningOperation, commit: StepCommit, out: NewMessage[], from: number, first: Promise<NewMessage>): Promise<void> {
+  const hooks = op.threadHooks!;
+  const messages = commit.messages!;
+  for (let i = from; i < messages.length; i++) {
+    const message = messages[i]!;
+    const kind = writeKindOf(message);
     if (kind === 'held') {
       out.push(message);
       continue;
     }
     try {
-      const pending = hooks.beforeCreateMessage(message, kind);
+      const pending = i === from ? first : hooks.beforeCreateMessage(message, kind);
       const ready = pending instanceof Promise ? await pending : pending;
-      // The reply (finalText, a submission's text) is the model step's message as stored, not as the model said it.
-      if (kind === 'model_step' && ready.content !== message.content) {
-        if (commit.state.lastText === message.content) commit.state.lastText = ready.content;
-        // The step's stored summary names the message as stored too (a sanitizing hook must not be undone there).
-        const summary = commit.step?.summary;
-        if (summary !== undefined && summary.content === message.content.slice(0, 500)) summary.content = ready.content.slice(0, 500);
-      }
-      out.push(ready);
+      acceptWrite(commit, message, kind, ready, messages, i, out);
     } catch (err) {
-      deps.logger.warn(`[Hooks] ✗ before_create_message prevented a ${kind} message; it is not stored`, { operationId: op.record.id, kind, error: errorMessage(err) });
+      preventedWrite(deps, op, kind, err);
     }
   }
   commit.messages = out;
 }
 
-/** `after_create_message` for each stored message of a commit, in order; failures are logged by the chain. */
-export async function afterCommitMessages(op: RunningOperation, written: readonly MessageRecord[]): Promise<void> {
+/**
+ * Takes what `before_create_message` gave for message `i`: the list to store
+ * so far (undefined while it is the commit's own list, unchanged), with the
+ * reply and the step summary naming the model step's message as stored.
+ */
+function acceptWrite(commit: StepCommit, message: NewMessage, kind: MessageWriteKind, ready: NewMessage, messages: readonly NewMessage[], i: number, out: NewMessage[] | undefined): NewMessage[] | undefined {
+  // The reply (finalText, a submission's text) is the model step's message as stored, not as the model said it.
+  if (kind === 'model_step' && ready.content !== message.content) {
+    if (commit.state.lastText === message.content) commit.state.lastText = ready.content;
+    // The step's stored summary names the message as stored too (a sanitizing hook must not be undone there).
+    const summary = commit.step?.summary;
+    if (summary !== undefined && summary.content === message.content.slice(0, 500)) summary.content = ready.content.slice(0, 500);
+  }
+  if (out !== undefined) {
+    out.push(ready);
+    return out;
+  }
+  if (ready === message) return undefined;
+  const copy = messages.slice(0, i);
+  copy.push(ready);
+  return copy;
+}
+
+function preventedWrite(deps: RuntimeDeps, op: RunningOperation, kind: MessageWriteKind, err: unknown): void {
+  deps.logger.warn(`[Hooks] ✗ before_create_message prevented a ${kind} message; it is not stored`, { operationId: op.record.id, kind, error: errorMessage(err) });
+}
+
+/** `after_create_message` for each stored message of a commit, in order; failures are logged by the chain. Synchronous while every hook is. */
+export function afterCommitMessages(op: RunningOperation, written: readonly MessageRecord[]): void | Promise<void> {
   const hooks = op.threadHooks!;
-  for (const message of written) {
-    const pending = hooks.afterCreateMessage(message);
+  for (let i = 0; i < written.length; i++) {
+    const pending = hooks.afterCreateMessage(written[i]!);
+    if (pending instanceof Promise) return finishAfterCommit(hooks, written, i, pending);
+  }
+}
+
+async function finishAfterCommit(hooks: ThreadHookCalls, written: readonly MessageRecord[], from: number, first: Promise<void>): Promise<void> {
+  await first;
+  for (let i = from + 1; i < written.length; i++) {
+    const pending = hooks.afterCreateMessage(written[i]!);
     if (pending instanceof Promise) await pending;
   }
 }

@@ -128,17 +128,19 @@ export interface ThreadHookCalls {
    * `tool_call_started` for one call of a model response, with its progress
    * string. Resolves when the hooks finished or the started-wait elapsed
    * (the hooks are not cancelled then); never rejects (failures are logged).
+   * Returns nothing, without a promise or a timer, when every hook returned synchronously.
    */
-  toolCallStarted(call: ToolCall, progress: string | undefined): Promise<void>;
-  /** `tool_call_done` with the result the call produced (after the gate's result control); never rejects. */
-  toolCallDone(call: ToolCall, result: ToolResult): Promise<void>;
+  toolCallStarted(call: ToolCall, progress: string | undefined): void | Promise<void>;
+  /** `tool_call_done` with the result the call produced (after the gate's result control); never rejects. Synchronous while every hook is. */
+  toolCallDone(call: ToolCall, result: ToolResult): void | Promise<void>;
   /**
    * `after_tool_call_success` or `after_tool_call_failure` (by `result.success`),
    * then `before_store_tool_result`: the result to store. A hook changes the
    * text only (`result` of a success, `error` of a failure), never the status;
    * a failing or invalid hook is logged and the last good value kept. Never rejects.
+   * Synchronous while every hook is (the caller awaits only a promise).
    */
-  toolResult(call: ToolCall, result: ToolResult): Promise<ToolResult>;
+  toolResult(call: ToolCall, result: ToolResult): ToolResult | Promise<ToolResult>;
   /** Forgets the operation's registrations on the bus (it finished or left this process). */
   close(): void;
 }

@@ -3,6 +3,7 @@ import { toFunctionName } from '../model-tool-names.js';
 import type { RunningOperation } from './running-operation.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { StepDraft } from './step-executor.js';
+import type { ThreadHookCalls } from './thread-hooks-port.js';
 import { isGateDenial, toolEntryFor } from './tool-call-gate.js';
 import { scanProgressArgument } from './tool-call-progress.js';
 
@@ -27,12 +28,20 @@ export function toolCallsWatched(deps: RuntimeDeps, op: RunningOperation): boole
  * `progress` is the tool's `progressArgument` read from the call's arguments.
  */
 export async function announceToolCalls(deps: RuntimeDeps, op: RunningOperation, calls: readonly ToolCall[]): Promise<void> {
+  const hooked = op.threadHooks?.has('tool_call_started') === true;
   for (const call of calls) {
+    // Nobody listening and no hook selected: nothing to tell (the event would go nowhere).
+    const listening = deps.events.listeningTo(op.record.id);
+    if (!listening && !hooked) continue;
     const progressArgument = toolEntryFor(deps, op.agent, call)?.tool.progressArgument;
     // The runtime holds the arguments parsed; their JSON text is what the model sent, in the same key order.
     const progress = progressArgument === undefined ? undefined : scanProgressArgument(JSON.stringify(call.args), progressArgument).progress;
-    deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event: 'tool_call_started', data: { id: call.id, name: toFunctionName(call.identifier, call.apiName), progress } });
-    if (op.threadHooks?.has('tool_call_started')) await op.threadHooks.toolCallStarted(call, progress);
+    if (listening) deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event: 'tool_call_started', data: { id: call.id, name: toFunctionName(call.identifier, call.apiName), progress } });
+    if (hooked) {
+      // Synchronous hooks answer with nothing: no promise to wait for.
+      const pending = op.threadHooks!.toolCallStarted(call, progress);
+      if (pending !== undefined) await pending;
+    }
   }
 }
 
@@ -45,19 +54,37 @@ export async function announceToolCalls(deps: RuntimeDeps, op: RunningOperation,
  * Messages the result hooks inject are held for the turn's commit
  * ({@link releaseHeldInjections}).
  */
-export async function toolCallDone(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, result: ToolResult): Promise<ToolResult> {
-  const status = result.success ? 'success' : 'error';
-  deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event: 'tool_call_done', data: { id: call.id, name: toFunctionName(call.identifier, call.apiName), status } });
+export function toolCallDone(deps: RuntimeDeps, op: RunningOperation, call: ToolCall, result: ToolResult): ToolResult | Promise<ToolResult> {
+  if (deps.events.listeningTo(op.record.id)) {
+    const status = result.success ? 'success' : 'error';
+    deps.events.emit({ type: 'thread_event', operationId: op.record.id, threadId: op.record.threadId, event: 'tool_call_done', data: { id: call.id, name: toFunctionName(call.identifier, call.apiName), status } });
+  }
   const hooks = op.threadHooks;
   if (hooks === undefined) return result;
-  if (hooks.has('tool_call_done')) await hooks.toolCallDone(call, result);
+  // Synchronous while every hook is: no promise per tool call.
+  const done = hooks.has('tool_call_done') ? hooks.toolCallDone(call, result) : undefined;
+  if (done !== undefined) return done.then(() => resultHooks(hooks, op, call, result));
+  return resultHooks(hooks, op, call, result);
+}
+
+/** The success / failure hooks and `before_store_tool_result`, injections held meanwhile (none for a gate denial). */
+function resultHooks(hooks: ThreadHookCalls, op: RunningOperation, call: ToolCall, result: ToolResult): ToolResult | Promise<ToolResult> {
   if (isGateDenial(result)) return result;
   op.holdingInjections = true;
+  let out: ToolResult | Promise<ToolResult>;
   try {
-    return await hooks.toolResult(call, result);
-  } finally {
+    out = hooks.toolResult(call, result);
+  } catch (err) {
     op.holdingInjections = false;
+    throw err;
   }
+  if (!(out instanceof Promise)) {
+    op.holdingInjections = false;
+    return out;
+  }
+  return out.finally(() => {
+    op.holdingInjections = false;
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ToolCall, ToolResult } from '../../kernel/messages.js';
-import { hookToolCall } from './hook-message.js';
+import { frozenToolCall } from './hook-message.js';
 import type { HookToolCall, HookToolResult } from './thread-hook-types.js';
 
 /**
@@ -9,16 +9,38 @@ import type { HookToolCall, HookToolResult } from './thread-hook-types.js';
  * so a hook's `result` (success) or `error` (failure) is that text.
  */
 
-/** The call as hooks see it, frozen: hooks share it and cannot change the call they were told about. */
-export function frozenToolCall(call: ToolCall): HookToolCall {
-  const hooked = hookToolCall(call);
-  Object.freeze(hooked.function);
-  return Object.freeze(hooked);
-}
+/** The call as hooks see it, frozen and made once per call (hook-message.ts, which shares it with `tool_calls`). */
+export { frozenToolCall };
 
 /** A fresh hook view of a result: `{ status: 'success', result }` or `{ status: 'error', error }`. */
 export function toHookToolResult(result: ToolResult): HookToolResult {
   return result.success ? { status: 'success', result: result.content } : { status: 'error', error: result.content };
+}
+
+/**
+ * The view the result chain passes through the result hooks. A hook never
+ * gets it, only its copy ({@link copyForHook}): so it can be of its own
+ * class (told apart with one `instanceof`, no side table) and copied field
+ * by field, without the generic spread (a spread of the view was the
+ * costliest part of a no-op result hook in the step loop's profile).
+ */
+class ChainToolResult {
+  constructor(
+    readonly status: 'success' | 'error',
+    readonly result: string | undefined,
+    readonly error: string | undefined,
+  ) {}
+}
+
+/** The chain's own view of a result, passed through the result hooks (each gets a copy). */
+export function chainToolResult(result: ToolResult): HookToolResult {
+  return (result.success ? new ChainToolResult('success', result.content, undefined) : new ChainToolResult('error', undefined, result.content)) as unknown as HookToolResult;
+}
+
+/** The copy a result hook gets (what toHookToolResult makes): one that changes it and then throws leaves the last good value as it was. */
+export function copyForHook(given: HookToolResult): HookToolResult {
+  if (!(given instanceof ChainToolResult)) return { ...given };
+  return given.status === 'success' ? { status: 'success', result: given.result! } : { status: 'error', error: given.error! };
 }
 
 /**

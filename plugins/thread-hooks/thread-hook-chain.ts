@@ -5,12 +5,13 @@ import { CONTINUING_WRITES, type MessageWriteKind, type ThreadHookCalls, type Th
 import type { MessageRecord, NewMessage } from '../../kernel/store.js';
 import { randomUUID } from 'node:crypto';
 import type { ToolCall, ToolResult } from '../../kernel/messages.js';
-import { frozenToolCall, fromHookToolResult, toHookToolResult } from './hook-tool-result.js';
-import { fromHookMessage, hookRows, llmMessages, messagesOfItems, recordsOfRows, toHookMessage } from './hook-message.js';
+import { chainToolResult, copyForHook, frozenToolCall, fromHookToolResult, toHookToolResult } from './hook-tool-result.js';
+import { fromHookMessage, hookRows, llmMessages, messagesOfItems, recordsOfRows, shareToolCallsJson, toHookMessage } from './hook-message.js';
 import { keepToolPairs } from './tool-pair-integrity.js';
 import type { SelectedThreadHook } from './thread-hook-selection.js';
 import { createThreadState } from './thread-state.js';
-import type { HookMessage, HookToolResult, LLMMessage, ThreadState } from './thread-hook-types.js';
+import type { ThreadHookDefinition } from './define-hook.js';
+import type { HookExecutionContext, HookMessage, HookToolResult, LLMMessage, ThreadState } from './thread-hook-types.js';
 import { THREAD_HOOK_LOG_PREFIX, THREAD_HOOK_VOCABULARY, type ThreadHookName } from './thread-hook-vocabulary.js';
 
 /**
@@ -54,6 +55,10 @@ export class ThreadHookChain implements ThreadHookCalls {
   private statePromise: Promise<ThreadState> | undefined;
   /** The state once made (calls after the first run without waiting for it). */
   private stateValue: ThreadState | undefined;
+  /** The call context of the calls with no leading argument, made once with the state. */
+  private bareCall: CallContext | undefined;
+  /** The last message `before_create_message` saw with tool calls: its stored copy reuses their JSON (after_create_message). */
+  private lastCalls: { readonly id: string; readonly calls: readonly ToolCall[] } | undefined;
 
   constructor(
     private readonly host: ThreadHookHost,
@@ -63,23 +68,7 @@ export class ThreadHookChain implements ThreadHookCalls {
   ) {
     this.scope = `thread-hooks:${host.record.id}`;
     this.types = new Set(selected.map((s) => s.definition.hook));
-    const busHooks: BusHook[] = selected.map(({ definition, context }) => {
-      const execute = definition.execute as (...args: unknown[]) => unknown;
-      const check = RETURN_CHECKS[definition.hook];
-      const kind = THREAD_HOOK_VOCABULARY.hooks[definition.hook].kind;
-      const resultHook = TOOL_RESULT_HOOKS.has(definition.hook);
-      const handler =
-        kind === 'transform'
-          ? (value: unknown, call: CallContext): unknown => {
-              // A tool-result hook gets its own copy: one that changes it and then throws leaves the last good value as it was.
-              const out = execute(call.state, ...call.lead, resultHook ? { ...(value as HookToolResult) } : value, context);
-              const verify = resultHook ? (v: unknown) => checkedToolResult(definition.hook, value as HookToolResult, v) : check === undefined ? undefined : (v: unknown) => checked(definition.hook, v, check);
-              if (verify === undefined) return out;
-              return isThenable(out) ? Promise.resolve(out).then(verify) : verify(out);
-            }
-          : (args: readonly unknown[], call: CallContext): unknown => execute(call.state, ...args, context);
-      return { id: definition.id, type: definition.hook, handler: handler as BusHook['handler'] };
-    });
+    const busHooks: BusHook[] = selected.map(({ definition, context }) => ({ id: definition.id, type: definition.hook, handler: busHandler(definition, context) as BusHook['handler'] }));
     if (!host.bus.vocabularyNames().includes(THREAD_HOOK_VOCABULARY.name)) host.bus.addVocabulary(THREAD_HOOK_VOCABULARY);
     host.bus.unregister(this.scope, THREAD_HOOK_VOCABULARY.name);
     host.bus.register(this.scope, THREAD_HOOK_VOCABULARY.name, busHooks);
@@ -91,30 +80,43 @@ export class ThreadHookChain implements ThreadHookCalls {
 
   /** The operation's ThreadState, made once (reads the thread record). */
   state(): Promise<ThreadState> {
-    return (this.statePromise ??= createThreadState(this.host).then((state) => (this.stateValue = state)));
+    return (this.statePromise ??= createThreadState(this.host).then((state) => {
+      this.bareCall = { state, lead: NO_LEAD };
+      return (this.stateValue = state);
+    }));
   }
 
   beforeCreateMessage(message: NewMessage, kind: MessageWriteKind): NewMessage | Promise<NewMessage> {
     if (!this.types.has('before_create_message')) return message;
-    const id = message.id ?? randomUUID();
-    const withId = message.id === undefined ? { ...message, id } : message;
+    const given = message.id;
+    const id = given ?? randomUUID();
+    const withId = given === undefined ? withMessageId(message, id) : message;
     const keep = CONTINUING_WRITES.has(kind);
-    const finish = (row: HookMessage): NewMessage => {
-      // Null everywhere (the common case): the message as it was, no copy.
-      if (row.role === withId.role && row.content === withId.content) return withId;
-      try {
-        return fromHookMessage(withId, row, 'before_create_message');
-      } catch (err) {
-        if (!keep) throw err;
-        this.logFailure('before_create_message', err);
-        return withId;
-      }
-    };
-    const row = this.transform<HookMessage>('before_create_message', toHookMessage(withId, id), [], keep ? 'keep' : 'propagate');
-    return isThenable(row) ? Promise.resolve(row).then(finish) : finish(row);
+    const calls = withId.toolCalls;
+    if (calls !== undefined && calls.length > 0) this.lastCalls = { id, calls };
+    const row = this.transform<HookMessage>('before_create_message', toHookMessage(withId, id), NO_LEAD, keep ? KEEP : PROPAGATE);
+    return isThenable(row) ? Promise.resolve(row).then((r) => this.createdFrom(withId, r, keep)) : this.createdFrom(withId, row, keep);
+  }
+
+  /** The message to store once `before_create_message` answered `row` (the write's rule applied to a row that cannot be stored). */
+  private createdFrom(withId: NewMessage, row: HookMessage, keep: boolean): NewMessage {
+    // Null everywhere (the common case): the message as it was, no copy.
+    if (row.role === withId.role && row.content === withId.content) return withId;
+    try {
+      return fromHookMessage(withId, row, 'before_create_message');
+    } catch (err) {
+      if (!keep) throw err;
+      this.logFailure('before_create_message', err);
+      return withId;
+    }
   }
 
   afterCreateMessage(message: MessageRecord): void | Promise<void> {
+    const last = this.lastCalls;
+    if (last !== undefined && last.id === message.id) {
+      this.lastCalls = undefined;
+      if (message.toolCalls !== undefined) shareToolCallsJson(last.calls, message.toolCalls);
+    }
     if (this.types.has('after_create_message')) return this.observe('after_create_message', [toHookMessage(message, message.id)]);
   }
 
@@ -124,7 +126,7 @@ export class ThreadHookChain implements ThreadHookCalls {
     // A copy: hooks may change the object they get (the document's examples do), never the caller's.
     const fields = { ...updates };
     if (!this.types.has('before_update_message')) return fields;
-    return this.transform<Record<string, unknown>>('before_update_message', fields, [messageId], 'propagate');
+    return this.transform<Record<string, unknown>>('before_update_message', fields, [messageId], PROPAGATE);
   }
 
   async afterUpdateMessage(message: MessageRecord): Promise<void> {
@@ -139,18 +141,18 @@ export class ThreadHookChain implements ThreadHookCalls {
   }
 
   async afterThreadCreated(): Promise<void> {
-    if (this.types.has('after_thread_created')) await this.observe('after_thread_created', []);
+    if (this.types.has('after_thread_created')) await this.observe('after_thread_created', NO_LEAD);
   }
 
   async afterSystemMessage(system: string): Promise<string> {
     if (!this.types.has('after_system_message')) return system;
-    return this.transform<string>('after_system_message', system, []);
+    return this.transform<string>('after_system_message', system, NO_LEAD);
   }
 
   async filterMessages(records: readonly MessageRecord[]): Promise<MessageRecord[]> {
     if (!this.types.has('filter_messages')) return [...records];
     const { rows, byRow } = hookRows(records);
-    const returned = await this.transform<HookMessage[]>('filter_messages', rows, []);
+    const returned = await this.transform<HookMessage[]>('filter_messages', rows, NO_LEAD);
     let kept: MessageRecord[];
     try {
       kept = recordsOfRows(returned, byRow, new Map(records.map((r) => [r.id, r])));
@@ -164,7 +166,7 @@ export class ThreadHookChain implements ThreadHookCalls {
   async prefilterLlmHistory(messages: readonly Message[]): Promise<Message[]> {
     if (!this.types.has('prefilter_llm_history')) return [...messages];
     const { list, byItem } = llmMessages(messages);
-    const returned = await this.transform<LLMMessage[]>('prefilter_llm_history', list, []);
+    const returned = await this.transform<LLMMessage[]>('prefilter_llm_history', list, NO_LEAD);
     const calls = new Map<string, Message>();
     for (const m of messages) if (m.toolCallId !== undefined) calls.set(m.toolCallId, m);
     let out: Message[];
@@ -177,11 +179,22 @@ export class ThreadHookChain implements ThreadHookCalls {
     return keepToolPairs(out, (drop) => this.host.logger.warn(`${THREAD_HOOK_LOG_PREFIX} prefilter_llm_history left a tool call without its result (or the reverse); the pair was dropped from the request`, { operationId: this.host.record.id, ...drop }));
   }
 
-  async toolCallStarted(call: ToolCall, progress: string | undefined): Promise<void> {
+  toolCallStarted(call: ToolCall, progress: string | undefined): void | Promise<void> {
     if (!this.types.has('tool_call_started')) return;
-    const hooks = Promise.resolve()
-      .then(() => this.observe('tool_call_started', [frozenToolCall(call), progress]))
-      .catch((err: unknown) => this.logFailure('tool_call_started', err));
+    let pending: void | Promise<void>;
+    try {
+      pending = this.observe('tool_call_started', [frozenToolCall(call), progress]);
+    } catch (err) {
+      return this.logFailure('tool_call_started', err);
+    }
+    // Every hook returned synchronously (the bus logged any that threw): nothing to wait for, no timer.
+    if (pending === undefined) return;
+    return this.waitStarted(pending);
+  }
+
+  /** Waits for `tool_call_started` hooks at most the started-wait; they are not cancelled after it, and never reject. */
+  private async waitStarted(pending: Promise<void>): Promise<void> {
+    const hooks = pending.catch((err: unknown) => this.logFailure('tool_call_started', err));
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, this.startedWaitMs());
@@ -193,27 +206,50 @@ export class ThreadHookChain implements ThreadHookCalls {
     }
   }
 
-  async toolCallDone(call: ToolCall, result: ToolResult): Promise<void> {
+  toolCallDone(call: ToolCall, result: ToolResult): void | Promise<void> {
     if (!this.types.has('tool_call_done')) return;
+    let pending: void | Promise<void>;
     try {
-      await this.observe('tool_call_done', [frozenToolCall(call), Object.freeze(toHookToolResult(result))]);
+      pending = this.observe('tool_call_done', [frozenToolCall(call), Object.freeze(toHookToolResult(result))]);
     } catch (err) {
-      this.logFailure('tool_call_done', err);
+      return this.logFailure('tool_call_done', err);
     }
+    if (pending !== undefined) return pending.catch((err: unknown) => this.logFailure('tool_call_done', err));
   }
 
-  async toolResult(call: ToolCall, result: ToolResult): Promise<ToolResult> {
+  toolResult(call: ToolCall, result: ToolResult): ToolResult | Promise<ToolResult> {
     const first: ThreadHookName = result.success ? 'after_tool_call_success' : 'after_tool_call_failure';
     const runFirst = this.types.has(first);
     const runStore = this.types.has('before_store_tool_result');
     if (!runFirst && !runStore) return result;
     const lead = [frozenToolCall(call)];
-    let value = toHookToolResult(result);
+    let value = chainToolResult(result);
     try {
-      if (runFirst) value = await this.transform<HookToolResult>(first, value, lead, 'keep');
-      if (runStore) value = await this.transform<HookToolResult>('before_store_tool_result', value, lead, 'keep');
+      if (runFirst) {
+        const out = this.transform<HookToolResult>(first, value, lead, KEEP);
+        if (isThenable(out)) return this.finishToolResult(result, first, value, out, runStore, lead);
+        value = out;
+      }
+      if (runStore) {
+        const out = this.transform<HookToolResult>('before_store_tool_result', value, lead, KEEP);
+        if (isThenable(out)) return this.finishToolResult(result, first, value, out, false, lead);
+        value = out;
+      }
     } catch (err) {
       // The bus keeps going past a failing hook; this is the chain itself failing (its state could not be read).
+      this.logFailure(first, err);
+    }
+    return fromHookToolResult(result, value);
+  }
+
+  /** The rest of {@link toolResult} once a hook (or the state) answered with a promise. */
+  private async finishToolResult(result: ToolResult, first: ThreadHookName, given: HookToolResult, pending: PromiseLike<HookToolResult>, runStore: boolean, lead: readonly unknown[]): Promise<ToolResult> {
+    // The last good value: what the chain had when the hook answered with a promise.
+    let value = given;
+    try {
+      value = await pending;
+      if (runStore) value = await this.transform<HookToolResult>('before_store_tool_result', value, lead, KEEP);
+    } catch (err) {
       this.logFailure(first, err);
     }
     return fromHookToolResult(result, value);
@@ -228,21 +264,86 @@ export class ThreadHookChain implements ThreadHookCalls {
    * write names one): synchronous once the state exists and while every
    * handler is (no promise, no microtask per write).
    */
-  private transform<V>(hook: ThreadHookName, value: V, lead: readonly unknown[], onError?: 'keep' | 'propagate'): V | Promise<V> {
-    const run = (state: ThreadState): V | Promise<V> =>
-      this.host.bus.transform<V>(this.scope, THREAD_HOOK_VOCABULARY.name, hook, value, { state, lead } satisfies CallContext, onError === undefined ? undefined : { onError });
-    return this.stateValue !== undefined ? run(this.stateValue) : this.state().then(run);
+  private transform<V>(hook: ThreadHookName, value: V, lead: readonly unknown[], onError?: { readonly onError: 'keep' | 'propagate' }): V | Promise<V> {
+    const state = this.stateValue;
+    if (state !== undefined) {
+      const call: CallContext = lead.length === 0 ? this.bareCall! : { state, lead };
+      return this.host.bus.transform<V>(this.scope, THREAD_HOOK_VOCABULARY.name, hook, value, call, onError);
+    }
+    return this.state().then((made) => this.host.bus.transform<V>(this.scope, THREAD_HOOK_VOCABULARY.name, hook, value, { state: made, lead } satisfies CallContext, onError));
   }
 
   /** Runs one observe chain on the bus: failures are logged, the others run. Synchronous as transform is. */
   private observe(hook: ThreadHookName, args: readonly unknown[]): void | Promise<void> {
-    const run = (state: ThreadState): void | Promise<void> => this.host.bus.observe(this.scope, THREAD_HOOK_VOCABULARY.name, hook, args, { state, lead: [] } satisfies CallContext);
-    return this.stateValue !== undefined ? run(this.stateValue) : this.state().then(run);
+    if (this.stateValue !== undefined) return this.host.bus.observe(this.scope, THREAD_HOOK_VOCABULARY.name, hook, args, this.bareCall);
+    return this.state().then(() => this.host.bus.observe(this.scope, THREAD_HOOK_VOCABULARY.name, hook, args, this.bareCall));
   }
 
   private logFailure(hook: ThreadHookName, err: unknown): void {
     this.host.logger.error(`${THREAD_HOOK_LOG_PREFIX} ${hook} failed; the value it was given is kept`, { operationId: this.host.record.id, hookType: hook, error: errorMessage(err) });
   }
+}
+
+/**
+ * The message with the id its hooks see (and the store keeps), the runtime's
+ * own fields first as before. Object.assign, then the id: on Node 20 a
+ * spread with a field after it (`{ ...message, id }`) gives every copy a map
+ * of its own, so every reader of the messages after it (rows, the store)
+ * went megamorphic (bench/README.md, "Issue 15"). A NewMessage is a plain
+ * object the runtime built, so assigning copies what the spread copied.
+ */
+function withMessageId(message: NewMessage, id: string): NewMessage {
+  const copy: NewMessage = Object.assign({}, message);
+  copy.id = id;
+  return copy;
+}
+
+const NO_LEAD: readonly unknown[] = Object.freeze([]);
+const KEEP = Object.freeze({ onError: 'keep' as const });
+const PROPAGATE = Object.freeze({ onError: 'propagate' as const });
+
+/**
+ * The bus handler of one selected hook: `execute` called with the state, the
+ * call's leading arguments, the value (transforms) or the event's arguments
+ * (observers), and the hook's context. No closure or array per call; a
+ * return value is checked where the hook's type says what it must be.
+ */
+function busHandler(definition: ThreadHookDefinition, context: HookExecutionContext): (input: unknown, call: CallContext) => unknown {
+  const execute = definition.execute as (...args: unknown[]) => unknown;
+  const hook = definition.hook;
+  if (THREAD_HOOK_VOCABULARY.hooks[hook].kind !== 'transform') {
+    return (input, call) => {
+      const args = input as readonly unknown[];
+      switch (args.length) {
+        case 0:
+          return execute(call.state, context);
+        case 1:
+          return execute(call.state, args[0], context);
+        case 2:
+          return execute(call.state, args[0], args[1], context);
+        default:
+          return execute(call.state, ...args, context);
+      }
+    };
+  }
+  const run = (call: CallContext, value: unknown): unknown => {
+    const lead = call.lead;
+    return lead.length === 0 ? execute(call.state, value, context) : lead.length === 1 ? execute(call.state, lead[0], value, context) : execute(call.state, ...lead, value, context);
+  };
+  if (TOOL_RESULT_HOOKS.has(hook)) {
+    return (value, call) => {
+      const given = value as HookToolResult;
+      // A tool-result hook gets its own copy: one that changes it and then throws leaves the last good value as it was.
+      const out = run(call, copyForHook(given));
+      return isThenable(out) ? Promise.resolve(out).then((v) => checkedToolResult(hook, given, v)) : checkedToolResult(hook, given, out);
+    };
+  }
+  const check = RETURN_CHECKS[hook];
+  if (check === undefined) return (value, call) => run(call, value);
+  return (value, call) => {
+    const out = run(call, value);
+    return isThenable(out) ? Promise.resolve(out).then((v) => checked(hook, v, check)) : checked(hook, out, check);
+  };
 }
 
 /** What a tool-result hook returns when it returns something: the same status, its text a string (or left out: kept). */

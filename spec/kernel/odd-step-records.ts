@@ -124,6 +124,16 @@ export const STATE_CASES: Array<OddCase<OperationState>> = [
   { name: 'another key order', make: () => { const { stepIndex, ...rest } = usualState(); return { ...rest, stepIndex }; } },
   { name: 'an own toJSON', make: () => ({ ...usualState(), toJSON: () => ({ replaced: true }) }) as unknown as OperationState },
   { name: 'an own __proto__ key', make: () => withOwnProto({ ...usualState() }, { stepIndex: 99 }) as unknown as OperationState },
+  { name: 'thread hook ids given in code (as execAgent stores them)', make: () => ({ ...usualState(), threadHooks: { code: ['a_hook', 'b_hook'] } }) },
+  { name: 'thread hook ids between other fields, prompt and code lists', make: () => ({ ...usualState(), lastText: 'x', threadHooks: { prompt: ['p"1'], code: [] }, sourceStarted: true }) },
+  { name: 'thread hook lists in another order, one undefined', make: () => ({ ...usualState(), threadHooks: { code: ['c'], prompt: undefined } }) },
+  { name: 'thread hooks set to undefined', make: () => ({ ...usualState(), threadHooks: undefined, lastText: 'y' }) },
+  { name: 'thread hooks with an unknown key', make: () => ({ ...usualState(), threadHooks: { code: ['c'], extra: { a: 1 } } }) as unknown as OperationState },
+  { name: 'thread hooks with a non-string id', make: () => ({ ...usualState(), threadHooks: { code: ['c', 7] } }) as unknown as OperationState },
+  { name: 'thread hooks that are a list', make: () => ({ ...usualState(), threadHooks: ['c'] }) as unknown as OperationState },
+  { name: 'thread hooks with an own toJSON', make: () => ({ ...usualState(), threadHooks: { code: ['c'], toJSON: () => ({ prompt: ['x'] }) } }) as unknown as OperationState },
+  { name: 'thread hooks followed by an object', make: () => ({ ...usualState(), threadHooks: { code: ['c'] }, metadata: { a: 1 } }) as unknown as OperationState },
+  { name: 'thread hooks with an own __proto__ key', make: () => ({ ...usualState(), threadHooks: withOwnProto({ code: ['c'] }, ['x']) }) as unknown as OperationState },
 ];
 
 export const SUMMARY_CASES: Array<OddCase<Record<string, unknown>>> = [
