@@ -208,7 +208,8 @@ export class HookDispatcher {
     const found = this.hooksFor(operationId);
     const hooks = found instanceof Promise ? await found : found;
     let critical: CriticalHookDeliveryError | undefined;
-    for (const hook of hooks) {
+    for (let i = 0; i < hooks.length; i++) {
+      const hook = hooks[i]!;
       if (hook.type !== type || hook.isControl || !this.matches(hook, event) || !this.deliverable(hook)) continue;
       if (this.mode === 'local' && hook.handler) {
         if (options.webhooksOnly) continue;
@@ -335,8 +336,11 @@ export class HookDispatcher {
   mightHandle(operationId: string, type: HookType, kind: 'notification' | 'webhook-notification' | 'control'): boolean {
     const caller = this.registrations.get(operationId);
     if (!caller) return true;
-    for (const h of caller) if (this.relevant(h, type, kind)) return true;
-    for (const h of this.environmentHooks()) if (this.relevant(h, type, kind)) return true;
+    // Indexed loops over the frozen hook lists here and in dispatch: V8 does not inline `for...of` over a frozen
+    // array's iterator, and this runs several times a step.
+    for (let i = 0; i < caller.length; i++) if (this.relevant(caller[i]!, type, kind)) return true;
+    const env = this.environmentHooks();
+    for (let i = 0; i < env.length; i++) if (this.relevant(env[i]!, type, kind)) return true;
     return false;
   }
 
@@ -357,7 +361,8 @@ export class HookDispatcher {
     if (signal?.aborted) return { decision: 'cancelled' };
     const found = this.hooksFor(operationId);
     const hooks = found instanceof Promise ? await found : found;
-    for (const hook of hooks) {
+    for (let i = 0; i < hooks.length; i++) {
+      const hook = hooks[i]!;
       if (hook.type !== type || !hook.isControl || !this.matches(hook, event)) continue;
       if (signal?.aborted) return { decision: 'cancelled' };
       this.delivered(operationId, hook, 'webhook', event);
