@@ -52,14 +52,12 @@ export class ScriptedModel implements ModelProvider {
     if (turn.error) throw new HookgateError('MODEL_FAILED', turn.error);
     const text = turn.text ?? '';
     if (text && request.onTextDelta) for (const piece of text.match(/\S+\s*/g) ?? []) request.onTextDelta(piece);
-    // Pushed into a fresh [], not Array#map: once this function is optimized, the inlined map returns an array of
-    // another map, and every optimized reader of the response's calls in the step loop then deoptimizes.
-    const scripted = turn.toolCalls ?? [];
-    const toolCalls: ModelResponse['toolCalls'] = [];
-    for (let i = 0; i < scripted.length; i++) {
-      const c = scripted[i]!;
-      toolCalls.push({ id: c.id ?? `call_${request.turnIndex}_${i}`, identifier: c.identifier, apiName: c.apiName, args: c.args ?? {} });
-    }
+    const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${request.turnIndex}_${i}`,
+      identifier: c.identifier,
+      apiName: c.apiName,
+      args: c.args ?? {},
+    }));
     const promptTokens = turn.usage?.promptTokens ?? estimate(request);
     const completionTokens = turn.usage?.completionTokens ?? Math.ceil((text.length + JSON.stringify(toolCalls).length) / 4);
     return {
