@@ -43,10 +43,11 @@ const CONTENDERS: Record<string, (calls: number) => Contender> = {
   'hookgate-memory': (calls) => hookgateContender('memory', calls),
   'hookgate-sqlite': (calls) => hookgateContender('sqlite', calls),
   'hookgate-memory-thread-hooks': (calls) => hookgateContender('memory', calls, { threadHooks: true }),
+  'hookgate-memory-keep-all': (calls) => hookgateContender('memory', calls, { keepAll: true }),
 };
 
 /** Contenders that run only when `--only` names them (issue 15's thread-hooks cost check), not in the default peer table. */
-const OPT_IN: ReadonlySet<string> = new Set(['hookgate-memory-thread-hooks']);
+const OPT_IN: ReadonlySet<string> = new Set(['hookgate-memory-thread-hooks', 'hookgate-memory-keep-all']);
 
 const { values } = parseArgs({
   options: {

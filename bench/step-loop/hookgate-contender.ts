@@ -13,6 +13,15 @@ import { modelAndToolSteps, modelSteps, type ConversationCount, type Contender }
 const AGENT_ID = 'bench-agent';
 
 /**
+ * The in-memory contenders' retention (config `retention:`, applied by the bundled store-retention plugin): the
+ * newest 100 operations of the agent are kept, a pass every second removes the rest. The AI SDK keeps nothing
+ * between conversations; without a limit the memory store keeps every conversation of the run (~50 KB each at 20
+ * calls), so its heap, and the cost of every major GC, grows for as long as the bench runs (bench/README.md,
+ * "Issue 12: the in-memory step loop at 2x ai 7"). `hookgate-memory-keep-all` is the contender without it.
+ */
+export const MEMORY_RETENTION = { maxOperations: 100, interval: '1s' } as const;
+
+/**
  * The message and tool-result thread hooks (document 003), one no-op of each, plus a second `before_create_message`
  * (a chain of two on every write): issue 15's "10 registered no-op thread hooks".
  */
@@ -31,7 +40,8 @@ const THREAD_BENCH_HOOKS = [
  * as the AI SDK contenders' model does), so no turn estimates tokens from
  * the history.
  */
-export function hookgateContender(store: 'memory' | 'sqlite', calls: number, options: { threadHooks?: boolean } = {}): Contender {
+export function hookgateContender(store: 'memory' | 'sqlite', calls: number, options: { threadHooks?: boolean; keepAll?: boolean } = {}): Contender {
+  const retained = store === 'memory' && options.keepAll !== true;
   let kernel: Kernel | undefined;
   let dir: string | undefined;
   let dbFile: string | undefined;
@@ -69,17 +79,21 @@ export function hookgateContender(store: 'memory' | 'sqlite', calls: number, opt
     options.threadHooks !== true ? undefined : THREAD_BENCH_HOOKS.map((hook, i) => defineHook({ hook, id: `bench_${i}_${hook}`, execute: () => void hookCalls++ } as ThreadHookOptions<typeof hook>));
 
   return {
-    name: `hookgate-${store}${threadHooks ? '-thread-hooks' : ''}`,
+    name: `hookgate-${store}${threadHooks ? '-thread-hooks' : ''}${store === 'memory' && !retained ? '-keep-all' : ''}`,
     calls,
     description:
       store === 'memory'
-        ? `createKernel, store-memory, model-scripted, 1 no-op tool, 16 no-op hook handlers${threadHooks ? ', 10 no-op thread hooks' : ''}`
+        ? `createKernel, store-memory (${retained ? `retention: newest ${MEMORY_RETENTION.maxOperations} operations, pruned every ${MEMORY_RETENTION.interval}` : 'keeps every operation'}), model-scripted, 1 no-op tool, 16 no-op hook handlers${threadHooks ? ', 10 no-op thread hooks' : ''}`
         : 'createKernel, store-sqlite (temp file, WAL, synchronous=NORMAL), model-scripted, 1 no-op tool, 16 no-op hook handlers',
     async setup() {
       dir = mkdtempSync(path.join(os.tmpdir(), 'hookgate-bench-'));
       dbFile = path.join(dir, 'bench.db');
       const env: NodeJS.ProcessEnv = { HOOKGATE_STORE__DRIVER: store, HOOKGATE_LOG__LEVEL: 'error' };
       if (store === 'sqlite') env.HOOKGATE_STORE__SQLITE__PATH = dbFile;
+      if (retained) {
+        env.HOOKGATE_RETENTION__MAX_OPERATIONS = String(MEMORY_RETENTION.maxOperations);
+        env.HOOKGATE_RETENTION__INTERVAL = MEMORY_RETENTION.interval;
+      }
       kernel = createKernel({ config: loadConfig({ cwd: dir, env }), plugins: [benchPlugin], env: {} });
       await kernel.start();
       const usage = { promptTokens: 10, completionTokens: 5 };

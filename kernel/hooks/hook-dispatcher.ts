@@ -110,6 +110,8 @@ export class HookDispatcher {
   private readonly handlerTimeoutMs: number;
   private readonly registrations = new Map<string, readonly RegisteredHook[]>();
   private readonly restored = new Map<string, Promise<readonly RegisteredHook[]>>();
+  /** Per frozen registration list, its hooks by type (ofType). */
+  private readonly typeIndex = new WeakMap<readonly RegisteredHook[], Map<HookType, RegisteredHook[]>>();
 
   constructor(options: HookDispatcherOptions) {
     this.logger = options.logger;
@@ -205,10 +207,13 @@ export class HookDispatcher {
     event: HookEventMap[T],
     options: { signal?: AbortSignal; webhooksOnly?: boolean } = {},
   ): Promise<void> {
-    const found = this.hooksFor(operationId);
+    // The usual case, in-memory hooks and no environment hook: only the registered hooks of this type.
+    const registered = this.registrations.get(operationId);
+    const found = registered !== undefined && this.environmentHooks().length === 0 ? this.ofType(registered, type) : this.hooksFor(operationId);
     const hooks = found instanceof Promise ? await found : found;
     let critical: CriticalHookDeliveryError | undefined;
-    for (const hook of hooks) {
+    for (let i = 0; i < hooks.length; i++) {
+      const hook = hooks[i]!;
       if (hook.type !== type || hook.isControl || !this.matches(hook, event) || !this.deliverable(hook)) continue;
       if (this.mode === 'local' && hook.handler) {
         if (options.webhooksOnly) continue;
@@ -250,7 +255,7 @@ export class HookDispatcher {
    */
   runMockHandlers(operationId: string, context: ToolCallHookContext): MockOutcome | Promise<MockOutcome> {
     if (this.mode === 'queue') return null;
-    const hooks = this.registrations.get(operationId) ?? NO_HOOKS;
+    const hooks = this.ofType(this.registrations.get(operationId) ?? NO_HOOKS, 'beforeToolCall');
     const run: MockRun = { mocked: undefined };
     for (let i = 0; i < hooks.length; i++) {
       if (run.mocked !== undefined) break;
@@ -335,9 +340,34 @@ export class HookDispatcher {
   mightHandle(operationId: string, type: HookType, kind: 'notification' | 'webhook-notification' | 'control'): boolean {
     const caller = this.registrations.get(operationId);
     if (!caller) return true;
-    for (const h of caller) if (this.relevant(h, type, kind)) return true;
-    for (const h of this.environmentHooks()) if (this.relevant(h, type, kind)) return true;
+    // Indexed loops over the hook lists here and in dispatch: V8 does not inline `for...of` over a frozen array's
+    // iterator, and this runs several times a step; only the caller's hooks of this type are looked at.
+    const own = this.ofType(caller, type);
+    for (let i = 0; i < own.length; i++) if (this.relevant(own[i]!, type, kind)) return true;
+    const env = this.environmentHooks();
+    for (let i = 0; i < env.length; i++) if (this.relevant(env[i]!, type, kind)) return true;
     return false;
+  }
+
+  /**
+   * A registration list's hooks of one type, in registration order. Registration lists are frozen and replaced
+   * (never changed) by `register`, so each is indexed once, by identity; a step then scans one or two hooks
+   * instead of every registered one (a caller that registers all 16 types: 16 per delivery).
+   */
+  private ofType(list: readonly RegisteredHook[], type: HookType): readonly RegisteredHook[] {
+    if (list.length === 0) return list;
+    let index = this.typeIndex.get(list);
+    if (index === undefined) {
+      index = new Map();
+      for (let i = 0; i < list.length; i++) {
+        const hook = list[i]!;
+        const same = index.get(hook.type);
+        if (same === undefined) index.set(hook.type, [hook]);
+        else same.push(hook);
+      }
+      this.typeIndex.set(list, index);
+    }
+    return index.get(type) ?? NO_HOOKS;
   }
 
   private relevant(h: RegisteredHook, type: HookType, kind: 'notification' | 'webhook-notification' | 'control'): boolean {
@@ -357,7 +387,8 @@ export class HookDispatcher {
     if (signal?.aborted) return { decision: 'cancelled' };
     const found = this.hooksFor(operationId);
     const hooks = found instanceof Promise ? await found : found;
-    for (const hook of hooks) {
+    for (let i = 0; i < hooks.length; i++) {
+      const hook = hooks[i]!;
       if (hook.type !== type || !hook.isControl || !this.matches(hook, event)) continue;
       if (signal?.aborted) return { decision: 'cancelled' };
       this.delivered(operationId, hook, 'webhook', event);

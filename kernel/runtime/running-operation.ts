@@ -75,10 +75,23 @@ export interface RunningOperation {
   threadHooksProblem?: unknown;
 }
 
-/** Orders active messages for the model: summaries first, then the rest by sequence. */
+/**
+ * Orders active messages for the model: summaries first, then the rest by sequence.
+ * Built by `push` into a fresh `[]`, never by spreading: once the caller is optimized, a spread literal comes out as a
+ * holey array, and every optimized reader of `op.messages` (the loop, the prompt, the commit) then meets a new array map,
+ * deoptimizes and is compiled again (issue 12: a burst of recompiles a few hundred operations into a process).
+ */
 export function activeMessages(all: readonly MessageRecord[]): MessageRecord[] {
-  const live = all.filter((m) => m.compactedInto === undefined);
-  return [...live.filter((m) => m.role === 'summary'), ...live.filter((m) => m.role !== 'summary')];
+  const out: MessageRecord[] = [];
+  for (let i = 0; i < all.length; i++) {
+    const m = all[i]!;
+    if (m.compactedInto === undefined && m.role === 'summary') out.push(m);
+  }
+  for (let i = 0; i < all.length; i++) {
+    const m = all[i]!;
+    if (m.compactedInto === undefined && m.role !== 'summary') out.push(m);
+  }
+  return out;
 }
 
 /** The newest message that asked for `toolCallId`, the call and its index there; searched from the end, without a copy. */

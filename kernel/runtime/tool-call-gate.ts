@@ -149,7 +149,8 @@ export function gateToolCall(
 
 /** Whether a policy would decide a beforeToolCall (a policy engine without packs never does: `mayDecide`). */
 function anyPolicyMayDecide(deps: RuntimeDeps): boolean {
-  for (const policy of deps.policies) if (policy.mayDecide?.('beforeToolCall') !== false) return true;
+  // Indexed: runs for every tool call, and a loop without an iterator costs least.
+  for (let i = 0; i < deps.policies.length; i++) if (deps.policies[i]!.mayDecide?.('beforeToolCall') !== false) return true;
   return false;
 }
 

@@ -14,7 +14,9 @@ import { blockedResult } from './tool-call-gate.js';
 export async function controlResult(deps: RuntimeDeps, op: RunningOperation, context: ToolCallHookContext, result: ToolResult, mocked: boolean): Promise<ToolResult | 'cancelled'> {
   const signal = op.abort.signal;
   let current = result;
-  for (const policy of deps.policies) {
+  // Indexed: runs for every tool result, and a loop without an iterator costs least.
+  for (let i = 0; i < deps.policies.length; i++) {
+    const policy = deps.policies[i]!;
     if (policy.mayDecide?.('afterToolCall') === false) continue;
     const decision = await policy.evaluateToolResult({ ...context, result: current }, signal);
     if (decision.effect === 'deny') return blockedResult(decision.reason ?? 'Blocked by policy.', decision.classification ?? 'hook_denied');

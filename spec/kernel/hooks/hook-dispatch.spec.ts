@@ -146,4 +146,34 @@ describe('hook dispatch: order and error isolation', () => {
     assert.ok(fx.logs.some((l) => l.msg === 'hook handler failed' && l.hookId === 'first'));
     fx.kernel.hooks.unregister('op-direct');
   });
+
+  it('hooks registered after a delivery are delivered too, interleaved types keep registration order', async () => {
+    // The dispatcher indexes an operation's hooks by type on first use: a later register must not be missed.
+    const seen: string[] = [];
+    const event = (stepIndex: number): AfterStepEvent => ({
+      operationId: 'op-later',
+      agentId: 'a',
+      stepIndex,
+      timestamp: new Date().toISOString(),
+      stepType: 'call_llm',
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 },
+      totalUsage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 },
+    });
+    fx.kernel.hooks.register('op-later', [
+      hook('afterStep', (e) => void seen.push(`a1-${e.stepIndex}`), { id: 'a1' }),
+      hook('beforeStep', () => void seen.push('wrong type'), { id: 'b1' }),
+      hook('afterStep', (e) => void seen.push(`a2-${e.stepIndex}`), { id: 'a2' }),
+    ]);
+    await fx.kernel.hooks.dispatch('op-later', 'afterStep', event(0));
+    assert.equal(fx.kernel.hooks.mightHandle('op-later', 'onComplete', 'notification'), false);
+    fx.kernel.hooks.register('op-later', [
+      hook('afterStep', (e) => void seen.push(`a3-${e.stepIndex}`), { id: 'a3' }),
+      hook('onComplete', () => void seen.push('complete'), { id: 'c1' }),
+    ]);
+    assert.equal(fx.kernel.hooks.mightHandle('op-later', 'onComplete', 'notification'), true);
+    await fx.kernel.hooks.dispatch('op-later', 'afterStep', event(1));
+    assert.deepEqual(seen, ['a1-0', 'a2-0', 'a1-1', 'a2-1', 'a3-1']);
+    fx.kernel.hooks.unregister('op-later');
+    assert.equal(fx.kernel.hooks.hasHooks('op-later'), false);
+  });
 });
