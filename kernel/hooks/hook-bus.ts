@@ -44,6 +44,13 @@ function scopeHooks(all: readonly RegisteredBusHook[]): ScopeHooks {
   return { all, byName };
 }
 
+/** Whether a batch of hooks is a frozen array of frozen objects (then it can never change). */
+function isFrozenBatch(hooks: readonly unknown[]): boolean {
+  if (!Array.isArray(hooks) || !Object.isFrozen(hooks)) return false;
+  for (const hook of hooks) if (typeof hook !== 'object' || hook === null || !Object.isFrozen(hook)) return false;
+  return true;
+}
+
 /**
  * Hooks over declared vocabularies. The lifecycle vocabulary is always there
  * and served by HookDispatcher (its webhooks, mocks and controls, exactly as
@@ -66,6 +73,12 @@ export class HookBus {
   private readonly known = new Map<string, HookVocabulary>([[LIFECYCLE_VOCABULARY.name, LIFECYCLE_VOCABULARY]]);
   /** vocabulary name → scope → hooks in registration order (and by name). */
   private readonly registrations = new Map<string, Map<string, ScopeHooks>>();
+  /**
+   * A frozen batch of frozen hooks (thread hooks register one per operation, the same for every operation of an
+   * agent) validated once: registered again into an empty scope, its snapshot is reused. Such a batch cannot change,
+   * so its snapshot cannot either; nothing reads a scope's hooks mutably.
+   */
+  private readonly frozenBatches = new WeakMap<object, { readonly vocabulary: HookVocabulary; readonly hooks: ScopeHooks }>();
   /** Each vocabulary's declarations by name: a call looks its hook up here (a keyed load per call showed in profiles). */
   private readonly declarations = new WeakMap<HookVocabulary, ReadonlyMap<string, HookDeclaration>>();
 
@@ -111,8 +124,14 @@ export class HookBus {
     if (v === LIFECYCLE_VOCABULARY) return this.lifecycle.register(scope, hooks as readonly AgentHook[]);
     const byScope = this.scopes(v.name);
     const existing = byScope.get(scope)?.all;
+    if (existing === undefined || existing.length === 0) {
+      const known = this.frozenBatches.get(hooks);
+      if (known !== undefined && known.vocabulary === v) return void byScope.set(scope, known.hooks);
+    }
     const snapshot = snapshotBusHooks(v, hooks, existing && existing.length > 0 ? new Set(existing.map((h) => h.id)) : undefined);
-    byScope.set(scope, scopeHooks(Object.freeze(existing ? [...existing, ...snapshot] : snapshot)));
+    const registered = scopeHooks(Object.freeze(existing ? [...existing, ...snapshot] : snapshot));
+    byScope.set(scope, registered);
+    if ((existing === undefined || existing.length === 0) && isFrozenBatch(hooks)) this.frozenBatches.set(hooks, { vocabulary: v, hooks: registered });
   }
 
   /** Forgets the scope's hooks of one vocabulary (lifecycle: HookDispatcher.unregister). */

@@ -110,11 +110,33 @@ function primitiveTailText(source: object, keys: readonly string[], from: number
     const key = keys[i]!;
     const value = (source as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    if (typeof value === 'string') text += ',' + stringJson(key) + ':' + stringJson(value);
+    if (key === 'threadHooks' && typeof value === 'object' && value !== null) {
+      // An operation with thread hooks stores their ids: without this every commit's state text went generic.
+      const selection = threadHooksText(value);
+      if (selection === undefined) return undefined;
+      text += ',"threadHooks":' + selection;
+    } else if (typeof value === 'string') text += ',' + stringJson(key) + ':' + stringJson(value);
     else if (typeof value === 'boolean' || isFiniteNumber(value)) text += ',' + stringJson(key) + ':' + value;
     else return undefined;
   }
   return text;
+}
+
+/** A state's `threadHooks` ({ prompt?, code? } lists of ids, keys in any order) as JSON.stringify writes it, else undefined. */
+function threadHooksText(value: object): string | undefined {
+  const keys = plainKeys(value);
+  if (keys === undefined) return undefined;
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== 'prompt' && key !== 'code') return undefined;
+    const list = (value as Record<string, unknown>)[key];
+    if (list === undefined) continue;
+    const ids = stringsText(list);
+    if (ids === undefined) return undefined;
+    text += (text.length > 1 ? ',"' : '"') + key + '":' + ids;
+  }
+  return text + '}';
 }
 
 /** Summary tool results ({ toolCallId, success, error }), else undefined. */

@@ -40,6 +40,23 @@ const RETURN_CHECKS: Partial<Record<ThreadHookName, (value: unknown) => boolean>
 };
 
 /**
+ * A selection's hooks as a chain puts them on the bus: the hook types it has
+ * and one handler per hook. The handlers hold only the hook and its context
+ * (no operation's data: the state and the call's arguments come per call),
+ * so operations with the same selection share them.
+ */
+export interface PreparedThreadHooks {
+  readonly types: ReadonlySet<string>;
+  readonly busHooks: readonly BusHook[];
+}
+
+/** The bus handlers of a selection, in its run order (see {@link PreparedThreadHooks}). */
+export function prepareThreadHooks(selected: readonly SelectedThreadHook[]): PreparedThreadHooks {
+  const busHooks = selected.map(({ definition, context }): BusHook => Object.freeze({ id: definition.id, type: definition.hook, handler: busHandler(definition, context) as BusHook['handler'] }));
+  return Object.freeze({ types: new Set(selected.map((s) => s.definition.hook)), busHooks: Object.freeze(busHooks) });
+}
+
+/**
  * The selected hooks of one operation on the hook bus, as the runtime calls
  * them: one place that runs a chain of one hook type for one thread. Each
  * hook is registered on the bus's `thread` vocabulary under the operation's
@@ -62,16 +79,16 @@ export class ThreadHookChain implements ThreadHookCalls {
 
   constructor(
     private readonly host: ThreadHookHost,
-    selected: readonly SelectedThreadHook[],
+    /** The selection's bus handlers ({@link prepareThreadHooks}): made once per selection, shared by its operations. */
+    hooks: PreparedThreadHooks,
     /** How long a tool call's `tool_call_started` hooks are waited for (the document's 30 s; shorter in specs). */
     private readonly startedWaitMs: () => number = () => TOOL_CALL_STARTED_WAIT_MS,
   ) {
     this.scope = `thread-hooks:${host.record.id}`;
-    this.types = new Set(selected.map((s) => s.definition.hook));
-    const busHooks: BusHook[] = selected.map(({ definition, context }) => ({ id: definition.id, type: definition.hook, handler: busHandler(definition, context) as BusHook['handler'] }));
+    this.types = hooks.types;
     if (!host.bus.vocabularyNames().includes(THREAD_HOOK_VOCABULARY.name)) host.bus.addVocabulary(THREAD_HOOK_VOCABULARY);
     host.bus.unregister(this.scope, THREAD_HOOK_VOCABULARY.name);
-    host.bus.register(this.scope, THREAD_HOOK_VOCABULARY.name, busHooks);
+    host.bus.register(this.scope, THREAD_HOOK_VOCABULARY.name, hooks.busHooks);
   }
 
   has(hook: string): boolean {

@@ -1,6 +1,7 @@
 import { errorMessage } from '../../kernel/errors.js';
 import type { ThreadHookCalls, ThreadHookHost, ThreadHookLike, ThreadHooksService, UserHookHost, UserScopeCalls } from '../../kernel/runtime/thread-hooks-port.js';
-import { TOOL_CALL_STARTED_WAIT_MS, ThreadHookChain } from './thread-hook-chain.js';
+import { TOOL_CALL_STARTED_WAIT_MS, ThreadHookChain, prepareThreadHooks } from './thread-hook-chain.js';
+import { MISS, ThreadHookSelectionCache } from './thread-hook-selection-cache.js';
 import { mightSelect, selectAgentHooks, selectThreadHooks, type SelectedThreadHook } from './thread-hook-selection.js';
 import { THREAD_HOOK_LOG_PREFIX } from './thread-hook-vocabulary.js';
 import { AgentUserHooks, UserScope } from './user-scope.js';
@@ -21,11 +22,14 @@ export class ThreadHooksRuntime implements ThreadHooksService {
   private readonly agentHooks = new Map<string, SourcedThreadHook[]>();
   /** Each agent's user-scope hooks on the bus, registered at the agent's first openUser (forgotten when its hooks change). */
   private readonly userHooks = new Map<string, AgentUserHooks | undefined>();
+  /** Each agent's last selection, prepared for the bus, reused by its next operations with the same one. */
+  private readonly selections = new ThreadHookSelectionCache();
 
   /** Replaces the hooks folder's hooks (at start; a validated set). */
   setFolderHooks(hooks: readonly SourcedThreadHook[]): void {
     new ThreadHookSet(hooks);
     this.folder = Object.freeze([...hooks]);
+    this.selections.forget();
     this.forgetUserHooks();
   }
 
@@ -34,6 +38,7 @@ export class ThreadHooksRuntime implements ThreadHooksService {
     // Validated (and duplicates refused) before anything is kept.
     new ThreadHookSet(next);
     this.agentHooks.set(agentId, next);
+    this.selections.forget(agentId);
     this.forgetUserHooks(agentId);
   }
 
@@ -78,11 +83,17 @@ export class ThreadHooksRuntime implements ThreadHooksService {
 
   open(host: ThreadHookHost): ThreadHookCalls | undefined {
     const agent = host.agent();
-    const own = this.agentHooks.get(agent.id) ?? [];
+    const lists = { folder: this.folder, own: this.agentHooks.get(agent.id) };
+    const own = lists.own ?? [];
     if (host.codeHooks.length === 0 && !mightSelect(host.record, agent, host.agentDefinition, own.length > 0)) return undefined;
-    const code = host.codeHooks.map((definition) => ({ definition: definition as unknown as ThreadHookDefinition, source: 'code' }));
-    const known = new ThreadHookSet([...this.folder, ...own, ...code]);
-    const selected = selectThreadHooks({ record: host.record, agent, agentDefinition: host.agentDefinition, known, agentCodeIds: own.map((h) => h.definition.id) });
-    return selected.length === 0 ? undefined : new ThreadHookChain(host, selected, () => this.toolCallStartedWaitMs);
+    let hooks = this.selections.lookup(host, agent, lists);
+    if (hooks === MISS) {
+      const code = host.codeHooks.map((definition) => ({ definition: definition as unknown as ThreadHookDefinition, source: 'code' }));
+      const known = new ThreadHookSet([...this.folder, ...own, ...code]);
+      const selected = selectThreadHooks({ record: host.record, agent, agentDefinition: host.agentDefinition, known, agentCodeIds: own.map((h) => h.definition.id) });
+      hooks = selected.length === 0 ? undefined : prepareThreadHooks(selected);
+      this.selections.remember(host, agent, lists, hooks);
+    }
+    return hooks === undefined ? undefined : new ThreadHookChain(host, hooks, () => this.toolCallStartedWaitMs);
   }
 }

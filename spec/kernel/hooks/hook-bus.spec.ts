@@ -285,6 +285,40 @@ describe('hook bus over declared vocabularies', () => {
     });
   });
 
+  describe('one batch registered for many scopes (thread hooks: one per operation)', () => {
+    it('a frozen batch of frozen hooks runs in every scope it is registered for; forgetting one scope or adding to another leaves the rest', () => {
+      const bus = fx.kernel.hooks.bus;
+      const seen: string[] = [];
+      const batch = Object.freeze([Object.freeze(observer('shared', (e) => seen.push(`shared ${String(e)}`)))]);
+      for (const scope of ['a', 'b', 'c']) bus.register(scope, 'test', batch);
+      bus.unregister('b', 'test');
+      bus.register('c', 'test', [observer('extra', (e) => seen.push(`extra ${String(e)}`))]);
+      for (const scope of ['a', 'b', 'c']) bus.observe(scope, 'test', 'noticed', scope);
+      assert.deepEqual(seen, ['shared a', 'shared c', 'extra c']);
+      // Adding to scope c made its own list: scope a still has the batch alone.
+      seen.length = 0;
+      bus.register('d', 'test', batch);
+      bus.observe('a', 'test', 'noticed', 'a');
+      bus.observe('d', 'test', 'noticed', 'd');
+      assert.deepEqual(seen, ['shared a', 'shared d']);
+      assert.throws(() => bus.register('d', 'test', [observer('shared', () => undefined)]), /duplicate hook id/);
+    });
+
+    it('a batch that is not frozen is validated again at every registration (changed after the first: HOOK_INVALID)', () => {
+      const bus = fx.kernel.hooks.bus;
+      const hook = Object.freeze(observer('later_broken', () => undefined));
+      const batch = [hook] as BusHook[];
+      bus.register('a', 'test', batch);
+      batch[0] = { ...hook, type: 'noticd' };
+      assert.throws(() => bus.register('b', 'test', batch), /noticd/);
+      const open = observer('open_hook', () => undefined);
+      const frozenList = Object.freeze([open]);
+      bus.register('c', 'test', frozenList);
+      open.type = 'noticd';
+      assert.throws(() => bus.register('d', 'test', frozenList), /noticd/);
+    });
+  });
+
   it('bounds a handler by hooks.handlerTimeoutMs: a transform that never settles keeps the value; a control that never settles follows its onError', async () => {
     const logs: LogRecord[] = [];
     const dispatcher = new HookDispatcher({ logger: createLogger({ level: 'debug', sink: (_l, r) => logs.push(r) }), handlerTimeoutMs: 20 });

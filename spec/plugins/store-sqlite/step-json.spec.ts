@@ -38,6 +38,24 @@ describe('store-sqlite step-json: per-shape JSON texts of the step records', () 
     }
   });
 
+  it('writes a state carrying thread hook ids field by field, not through JSON.stringify (every commit of such an operation)', () => {
+    const state = STATE_CASES.find((c) => c.name.startsWith('thread hook ids given in code'))!.make();
+    const stringify = JSON.stringify;
+    const whole: unknown[] = [];
+    JSON.stringify = ((value: unknown, ...rest: never[]) => {
+      if (value === state || value === state.threadHooks) whole.push(value);
+      return stringify(value, ...rest);
+    }) as typeof JSON.stringify;
+    let text: string;
+    try {
+      text = stateJson(state);
+    } finally {
+      JSON.stringify = stringify;
+    }
+    assert.equal(text, stringify(state));
+    assert.deepEqual(whole, [], 'neither the state nor its threadHooks went to JSON.stringify');
+  });
+
   it('throws what JSON.stringify throws: a BigInt in the arguments', () => {
     assert.throws(() => toolCallsJson([{ id: 'c', identifier: 'x', apiName: 'y', args: { n: 1n } }]), /BigInt/);
   });
