@@ -16,8 +16,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { OperationState, StepCommit } from '../kernel/store.js';
+import type { StepCommit } from '../kernel/store.js';
 import { SqliteStore } from '../plugins/store-sqlite/sqlite-store.js';
+import { initialState, stepCommit } from './bench-step-commits.js';
 
 const STEPS = 41;
 
@@ -31,25 +32,6 @@ const { values } = parseArgs({
 
 const turns = Array.from({ length: 20 }, (_, i) => ({ toolCalls: [{ identifier: 'bench', apiName: 'noop', args: { i } }] }));
 const agent = { id: 'bench-agent', model: { provider: 'scripted', turns: [...turns, { text: 'done' }] }, tools: ['bench/*'], limits: { maxSteps: 100 } };
-const usage = { promptTokens: 1, completionTokens: 1, totalTokens: 2, cost: 0 };
-
-function initialState(): OperationState {
-  return { stepIndex: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 }, pendingToolCalls: [], approvedToolCallIds: [], modelTurns: 0, compactions: 0 };
-}
-
-function stepCommit(operationId: string, s: number, state: OperationState): StepCommit {
-  const callId = `call_${s >> 1}`;
-  const now = new Date().toISOString();
-  return {
-    state: { ...state, stepIndex: s + 1 },
-    messages: [
-      s % 2 === 0
-        ? { role: 'assistant', content: '', toolCalls: [{ id: callId, identifier: 'bench', apiName: 'noop', args: { i: s >> 1 } }] }
-        : { role: 'tool', content: 'ok', toolCallId: callId, toolResult: { content: 'ok', success: true, executionTime: 0 } },
-    ],
-    step: { operationId, stepIndex: s, kind: s % 2 === 0 ? 'call_llm' : 'call_tool', startedAt: now, finishedAt: now, usage, summary: { toolCallIds: [callId] } },
-  };
-}
 
 /** Runs one conversation; with `samples`, records each commit's wall time in microseconds. */
 async function conversation(store: SqliteStore, index: number, samples?: number[]): Promise<number> {

@@ -20,8 +20,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { OperationState, StepCommit, Store } from '../kernel/store.js';
+import type { StepCommit, Store } from '../kernel/store.js';
 import { SqliteStore } from '../plugins/store-sqlite/sqlite-store.js';
+import { initialState, stepCommit } from './bench-step-commits.js';
 import { PostgresStore } from '../plugins/store-postgres/postgres-store.js';
 
 const STEPS = 41;
@@ -43,25 +44,6 @@ const server = {
   user: process.env.HOOKGATE_BENCH_PG_USER ?? 'postgres',
 };
 const agent = { id: 'bench-agent', model: 'scripted', tools: ['bench/*'] };
-const usage = { promptTokens: 1, completionTokens: 1, totalTokens: 2, cost: 0 };
-
-function initialState(): OperationState {
-  return { stepIndex: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, cost: 0 }, pendingToolCalls: [], approvedToolCallIds: [], modelTurns: 0, compactions: 0 };
-}
-
-function stepCommit(operationId: string, s: number, state: OperationState): StepCommit {
-  const callId = `call_${s >> 1}`;
-  const now = new Date().toISOString();
-  return {
-    state: { ...state, stepIndex: s + 1 },
-    messages: [
-      s % 2 === 0
-        ? { role: 'assistant', content: '', toolCalls: [{ id: callId, identifier: 'bench', apiName: 'noop', args: { i: s >> 1 } }] }
-        : { role: 'tool', content: 'ok', toolCallId: callId, toolResult: { content: 'ok', success: true, executionTime: 0 } },
-    ],
-    step: { operationId, stepIndex: s, kind: s % 2 === 0 ? 'call_llm' : 'call_tool', startedAt: now, finishedAt: now, usage, summary: { toolCallIds: [callId] } },
-  };
-}
 
 async function conversation(store: Store, id: string, samples?: number[]): Promise<number> {
   const state = initialState();
