@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import Koa from 'koa';
-import Router from '@koa/router';
 import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
-import { createAgentRouter } from '../../../plugins/agent-api/http/agent-router.js';
 import { init } from '../../../plugins/agent-api/init.js';
 import { currentRuntime, start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
 import { formatOffset, type ConversationStreamChunk } from '../../../plugins/agent-api/conversation-stream.js';
@@ -15,6 +10,7 @@ import { useAgentStart } from '../../../plugins/agent-api/use-agent-events.js';
 import { useDataWriter } from '../../../plugins/agent-api/use-data-writer.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
+import { listenAgentRouter, type AgentRouterServer } from '../../helpers/agent-router-server.js';
 import { allChunksOf, readSse } from '../../helpers/sse-client.js';
 
 const call = (apiName: string) => ({ toolCalls: [{ identifier: 'agent', apiName, args: {} }] });
@@ -119,21 +115,13 @@ describe('agent-api: data parts in the conversation stream', function () {
   });
 
   describe('over HTTP (SSE)', () => {
-    let server: Server;
+    let server: AgentRouterServer;
     let base: string;
     before(async () => {
-      const app = new Koa();
-      const root = new Router();
-      root.use('/agents/progress', createAgentRouter(Progress, { heartbeatMs: 50, pollMs: 200 }).routes());
-      app.use(root.routes());
-      server = app.listen(0, '127.0.0.1');
-      await new Promise((r) => server.once('listening', r));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/agents/progress`;
+      server = await listenAgentRouter(Progress, '/agents/progress');
+      base = server.base;
     });
-    after(async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    });
+    after(() => server.close());
 
     it('streams the parts live, and a client that reconnects after a part gets the rest with no duplicate and no gap', async () => {
       runtime = await start({ agents: [Progress], env: {} });

@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import Koa from 'koa';
-import Router from '@koa/router';
 import { agentThreadId } from '../../../plugins/agent-api/agent-thread-id.js';
-import { createAgentRouter } from '../../../plugins/agent-api/http/agent-router.js';
 import { init } from '../../../plugins/agent-api/init.js';
 import { currentRuntime, start, type AgentRuntimeHandle } from '../../../plugins/agent-api/start.js';
 import { isAfter, type ConversationStreamChunk } from '../../../plugins/agent-api/conversation-stream.js';
 import { useModel } from '../../../plugins/agent-api/use-model.js';
 import { useTool } from '../../../plugins/agent-api/use-tool.js';
+import { listenAgentRouter, type AgentRouterServer } from '../../helpers/agent-router-server.js';
 import { allChunksOf, readSse } from '../../helpers/sse-client.js';
 
 let release: () => void = () => undefined;
@@ -76,21 +72,13 @@ describe('agent-api: tool log lines in the conversation stream', function () {
   });
 
   describe('over HTTP (SSE)', () => {
-    let server: Server;
+    let server: AgentRouterServer;
     let base: string;
     before(async () => {
-      const app = new Koa();
-      const root = new Router();
-      root.use('/agents/builder', createAgentRouter(Builder, { heartbeatMs: 50, pollMs: 200 }).routes());
-      app.use(root.routes());
-      server = app.listen(0, '127.0.0.1');
-      await new Promise((r) => server.once('listening', r));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/agents/builder`;
+      server = await listenAgentRouter(Builder, '/agents/builder');
+      base = server.base;
     });
-    after(async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    });
+    after(() => server.close());
 
     it('streams a line live; a client that reconnects with the id of that frame gets the stored rest, not the line again', async () => {
       runtime = await start({ agents: [Builder], env: {} });
